@@ -1,0 +1,31 @@
+# Two commands do all set-up on a fresh machine: `make run` (the product) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export DJANGO_SETTINGS_MODULE := latency_obs.settings
+
+.PHONY: run test bench-ingest venv clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py ensure_demo_login
+	$(PY) manage.py up --demo --host $${HOST:-127.0.0.1} --port $${PORT:-8000}
+
+# Tests use the machine's PostgreSQL (DATABASE_URL) and Redis; .ci/run starts them when absent.
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
+test: venv
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
+
+bench-ingest: venv
+	$(PY) benchmarks/bench_ingest.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,232 @@
+"""Spans -> rows of the `spans` table, as ClickHouse SQL over spooled OTLP protobuf.
+
+ClickHouse decodes the spooled requests itself (Protobuf format, schema from otlp_proto) and this
+SELECT maps each span: role (attempt / stage / other), the form it came in, the lifecycle instants
+of span-convention.md, and the attribute columns. No per-span Python runs on this path, which is
+what keeps ingest above 25k spans/s on two cores (../shared/reference/ingest-performance.md).
+
+The SQL is assembled from the small expression builders below; every identifier and key in it is a
+constant of this module, and the only values (limits, file path) travel as query parameters.
+"""
+from functools import lru_cache
+
+_ANY = (
+    "Tuple(string_value String, bool_value Bool, int_value Int64, double_value Float64, bytes_value String, "
+    "value Enum8('none' = 0, 'string_value' = 1, 'bool_value' = 2, 'int_value' = 3, 'double_value' = 4, "
+    "'array_value' = 5, 'kvlist_value' = 6, 'bytes_value' = 7, 'string_value_strindex' = 8))"
+)
+_KV = f"Array(Tuple(key String, value {_ANY}))"
+# The parts of a SpoolRecord ClickHouse reads; fields not named here are skipped.
+STRUCTURE = (
+    f"project_id UInt32, resource_spans Array(Tuple(resource Tuple(attributes {_KV}), "
+    "scope_spans Array(Tuple(scope Tuple(name String), spans Array(Tuple("
+    "trace_id String, span_id String, parent_span_id String, name String, kind Int32, "
+    f"start_time_unix_nano UInt64, end_time_unix_nano UInt64, attributes {_KV}, "
+    "events Array(Tuple(time_unix_nano UInt64, name String)), status Tuple(message String, code Int32)))))))"
+)
+
+NATIVE_EVENTS = ("queued", "admitted", "first_token", "last_token", "released")
+CHUNK_EVENT = "gen_ai.content.completion.chunk"  # OpenLLMetry
+FIRST_TOKEN_EVENT = "First Token Stream Event"  # OpenInference
+# Attributes that make a non-stage span an attempt even without lifecycle timing.
+ATTEMPT_KEYS = ("llm.run.id", "llm.attempt", "llm.scheduler.cap", "gen_ai.request.model")
+
+
+def _q(text: str) -> str:
+    """A constant of this module as a SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _render(v: str) -> str:
+    """AnyValue -> String, as exporters' scalar values read (arrays and kvlists: empty)."""
+    return (
+        f"multiIf({v}.value = 'string_value', {v}.string_value, {v}.value = 'int_value', toString({v}.int_value), "
+        f"{v}.value = 'double_value', toString({v}.double_value), "
+        f"{v}.value = 'bool_value', if({v}.bool_value, 'true', 'false'), "
+        f"{v}.value = 'bytes_value', lower(hex({v}.bytes_value)), '')"
+    )
+
+
+def _number(v: str) -> str:
+    return (
+        f"multiIf({v}.value = 'int_value', toFloat64({v}.int_value), {v}.value = 'double_value', {v}.double_value, "
+        f"{v}.value = 'string_value', toFloat64OrNull({v}.string_value), NULL)"
+    )
+
+
+def _boolean(v: str) -> str:
+    return (
+        f"multiIf({v}.value = 'bool_value', {v}.bool_value, {v}.value = 'int_value', {v}.int_value != 0, "
+        f"{v}.value = 'string_value', lower({v}.string_value) IN ('true', '1'), NULL)"
+    )
+
+
+def _attr(key: str, resource_fallback: bool = True) -> str:
+    """The AnyValue of a span attribute; where absent, the same key on the resource."""
+    span = f"sa[{_q(key)}]"
+    return f"if({span}.value != 'none', {span}, ra[{_q(key)}])" if resource_fallback else span
+
+
+def _has(key: str) -> str:
+    return f"(sa[{_q(key)}].value != 'none')"
+
+
+def text(key: str, limit: int = 512, resource_fallback: bool = True) -> str:
+    return f"leftUTF8(toValidUTF8({_render(_attr(key, resource_fallback))}), {limit})"
+
+
+def number(key: str, resource_fallback: bool = True) -> str:
+    return _number(_attr(key, resource_fallback))
+
+
+def first_number(*keys: str) -> str:
+    return f"coalesce({', '.join(number(k) for k in keys)})"
+
+
+def first_text(*keys: str, default: str = "''") -> str:
+    parts = [f"nullIf({text(k)}, '')" for k in keys]
+    return f"coalesce({', '.join(parts)}, {default})"
+
+
+def _uint(expr: str, bits: int) -> str:
+    """A Nullable(Float64) as a Nullable UInt of `bits`, NULL when negative or not finite."""
+    return f"if({expr} >= 0 AND isFinite({expr}), toUInt{bits}(least({expr}, {2 ** bits - 1})), NULL)"
+
+
+def _event(name: str) -> str:
+    """Nanosecond timestamp of the first event called `name`, NULL when there is none."""
+    return f"nullIf(toInt64(arrayFirst(e -> e.name = {_q(name)}, s.events).time_unix_nano), 0)"
+
+
+def _after_start(seconds_key: str) -> str:
+    """span start + a duration attribute in seconds (vLLM, GenAI), in ns; NULL when absent."""
+    return f"start_ns + toInt64(round({number(seconds_key, resource_fallback=False)} * 1e9))"
+
+
+def _spans_subquery(source: str) -> str:
+    return f"""
+    SELECT
+        project_id, s, ss.scope.name AS scope_name,
+        mapFromArrays(arrayMap(x -> x.key, s.attributes), arrayMap(x -> x.value, s.attributes)) AS sa,
+        mapFromArrays(arrayMap(x -> x.key, rs.resource.attributes), arrayMap(x -> x.value, rs.resource.attributes)) AS ra,
+        rs.resource.attributes AS resource_kv,
+        toInt64(s.start_time_unix_nano) AS start_ns,
+        toInt64(s.end_time_unix_nano) AS end_ns,
+        arrayMap(e -> e.name, s.events) AS names
+    FROM {source}
+    ARRAY JOIN resource_spans AS rs
+    ARRAY JOIN rs.scope_spans AS ss
+    ARRAY JOIN ss.spans AS s"""
+
+
+def _form() -> str:
+    native = f"hasAny(names, [{', '.join(_q(e) for e in NATIVE_EVENTS)}])"
+    vllm = " OR ".join(_has(f"gen_ai.latency.{k}") for k in ("time_to_first_token", "e2e", "time_in_queue"))
+    return (
+        f"multiIf({native}, 'native', {vllm}, 'vllm', {_has('gen_ai.response.time_to_first_chunk')}, 'genai', "
+        f"has(names, {_q(CHUNK_EVENT)}), 'openllmetry', has(names, {_q(FIRST_TOKEN_EVENT)}), 'openinference', '')"
+    )
+
+
+def _instants() -> dict[str, str]:
+    """The five instants in ns (Nullable Int64), per form, as span-convention.md defines them."""
+    chunk_times = f"arrayMap(e -> toInt64(e.time_unix_nano), arrayFilter(e -> e.name = {_q(CHUNK_EVENT)}, s.events))"
+    return {
+        "queued_ns": f"multiIf(form = 'native', coalesce({_event('queued')}, start_ns), role = 'attempt', start_ns, NULL)",
+        "admitted_ns": (
+            f"multiIf(form = 'native', coalesce({_event('admitted')}, queued_ns), "
+            f"form = 'vllm', {_after_start('gen_ai.latency.time_in_queue')}, role = 'attempt', start_ns, NULL)"
+        ),
+        "first_token_ns": (
+            f"multiIf(form = 'native', {_event('first_token')}, "
+            f"form = 'vllm', {_after_start('gen_ai.latency.time_to_first_token')}, "
+            f"form = 'genai', {_after_start('gen_ai.response.time_to_first_chunk')}, "
+            f"form = 'openllmetry', arrayMin({chunk_times}), "
+            f"form = 'openinference', {_event(FIRST_TOKEN_EVENT)}, NULL)"
+        ),
+        "last_token_ns": (
+            f"multiIf(form = 'native', {_event('last_token')}, form = 'vllm', {_after_start('gen_ai.latency.e2e')}, "
+            f"form = 'genai', end_ns, form = 'openllmetry', arrayMax({chunk_times}), NULL)"
+        ),
+        "released_ns": f"multiIf(form = 'native', coalesce({_event('released')}, end_ns), role = 'attempt', end_ns, NULL)",
+    }
+
+
+def _kv_map(kv: str) -> str:
+    """Raw attributes as Map(String, String), at most {max_attributes} of them, values truncated."""
+    sliced = f"arraySlice({kv}, 1, {{max_attributes:UInt32}})"
+    return (
+        f"mapFromArrays(arrayMap(x -> leftUTF8(toValidUTF8(x.key), 256), {sliced}), "
+        f"arrayMap(x -> leftUTF8(toValidUTF8({_render('x.value')}), {{max_attribute_length:UInt32}}), {sliced}))"
+    )
+
+
+def _ts(ns: str) -> str:
+    return f"fromUnixTimestamp64Nano({ns}, 'UTC')"
+
+
+COLUMNS = {
+    "project_id": "project_id",
+    "trace_id": "lower(hex(s.trace_id))",
+    "span_id": "lower(hex(s.span_id))",
+    "parent_span_id": "lower(hex(s.parent_span_id))",
+    "run_id": f"coalesce(nullIf({text('llm.run.id', 256)}, ''), lower(hex(s.trace_id)))",
+    "role": "role",
+    "form": "form",
+    "name": "leftUTF8(toValidUTF8(s.name), 512)",
+    "kind": "if(s.kind BETWEEN 0 AND 5, ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'][s.kind + 1], 'unspecified')",
+    "service": f"coalesce(nullIf({text('service.name', 256)}, ''), 'unknown_service')",
+    "instance": text("service.instance.id", 256),
+    "tenant": text("tenant.id", 256),
+    "route": f"coalesce(nullIf({text('llm.route')}, ''), nullIf({text('http.route')}, ''), leftUTF8(toValidUTF8(s.name), 512))",
+    "model": first_text("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"),
+    "stage": "stage",
+    "status": "['unset', 'ok', 'error'][if(s.status.code BETWEEN 0 AND 2, s.status.code, 0) + 1]",
+    "status_message": "leftUTF8(toValidUTF8(s.status.message), 1024)",
+    "attempt": f"toUInt16(greatest(1, least(65535, coalesce({number('llm.attempt')}, {number('http.request.resend_count')} + 1, 1))))",
+    "retry_cause": f"if(s.status.code = 2, {first_text('llm.retry.cause', 'error.type')}, '')",
+    "connection_reused": _boolean(_attr("llm.connection.reused")),
+    "cap": _uint(number("llm.scheduler.cap"), 32),
+    "input_tokens": _uint(first_number("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"), 32),
+    "output_tokens": _uint(first_number("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"), 32),
+    "start_at": _ts("start_ns"),
+    "end_at": _ts("end_ns"),
+    "duration_ms": "(end_ns - start_ns) / 1e6",
+    "queued_at": _ts("queued_ns"),
+    "admitted_at": _ts("admitted_ns"),
+    "first_token_at": _ts("first_token_ns"),
+    "last_token_at": _ts("last_token_ns"),
+    "released_at": _ts("released_ns"),
+    "lifecycle_ordered": "arrayAll((a, b) -> a <= b, arrayPopBack(known), arrayPopFront(known))",
+    "event_names": "arrayMap(e -> leftUTF8(toValidUTF8(e.name), 128), arraySlice(s.events, 1, 256))",
+    "event_times": "arrayMap(e -> fromUnixTimestamp64Nano(toInt64(e.time_unix_nano), 'UTC'), arraySlice(s.events, 1, 256))",
+    "span_attributes": _kv_map("s.attributes"),
+    "resource_attributes": _kv_map("resource_kv"),
+    "scope_name": "leftUTF8(toValidUTF8(scope_name), 256)",
+    "ingested_at": "now64(3, 'UTC')",
+}
+
+
+@lru_cache(maxsize=4)
+def insert_sql(source: str) -> str:
+    """INSERT INTO spans ... SELECT over `source` (a file() or input() table function, see writer)."""
+    stage = f"lower({text('llm.stage', 64, resource_fallback=False)})"
+    attempt_keys = " OR ".join(f"({_attr(k)}.value != 'none')" for k in ATTEMPT_KEYS)
+    instants = _instants()
+    inner = ",\n        ".join(f"{expr} AS {name}" for name, expr in instants.items())
+    return f"""INSERT INTO spans ({', '.join(COLUMNS)})
+SELECT {', '.join(f'{expr} AS {name}' for name, expr in COLUMNS.items())}
+FROM
+(
+    SELECT *,
+        {inner},
+        arrayFilter(x -> isNotNull(x), [queued_ns, admitted_ns, first_token_ns, last_token_ns, released_ns]) AS known
+    FROM
+    (
+        SELECT *,
+            {_form()} AS form,
+            {stage} AS stage,
+            multiIf({_has('llm.stage')}, 'stage', form != '' OR {attempt_keys}, 'attempt', 'other') AS role
+        FROM ({_spans_subquery(source)})
+    )
+)"""

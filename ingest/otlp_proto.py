@@ -1,0 +1,144 @@
+"""Two views of the OTLP trace protobuf, derived from the descriptors opentelemetry-proto ships.
+
+- `clickhouse_schema()`: proto3 text for ClickHouse's Protobuf input format, plus `SpoolRecord`,
+  which is an ExportTraceServiceRequest with the project id appended as field 100. Appending one
+  encoded field to the request bytes turns them into a SpoolRecord without re-encoding anything.
+- `LenientRequest`: ExportTraceServiceRequest with every string field read as bytes, so a body whose
+  only fault is bad UTF-8 still parses (strict upb parsing rejects it) and its spans can be kept.
+"""
+from functools import lru_cache
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor as FD
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+SPOOL_MESSAGE = "SpoolRecord"
+PROJECT_FIELD = 100
+_SCALARS = {
+    FD.TYPE_STRING: "string", FD.TYPE_BYTES: "bytes", FD.TYPE_BOOL: "bool", FD.TYPE_INT64: "int64",
+    FD.TYPE_UINT32: "uint32", FD.TYPE_INT32: "int32", FD.TYPE_FIXED64: "fixed64", FD.TYPE_FIXED32: "fixed32",
+    FD.TYPE_DOUBLE: "double", FD.TYPE_ENUM: "int32", FD.TYPE_UINT64: "uint64", FD.TYPE_SINT32: "sint32",
+}
+
+
+def _flat(name: str) -> str:
+    return name.replace(".", "_")
+
+
+@lru_cache(maxsize=1)
+def clickhouse_schema() -> str:
+    """proto3 text: every message reachable from ExportTraceServiceRequest, flat names, plus SpoolRecord."""
+    seen, out, todo = set(), ['syntax = "proto3";'], [ExportTraceServiceRequest.DESCRIPTOR]
+    while todo:
+        desc = todo.pop()
+        name = _flat(desc.full_name)
+        if name in seen:
+            continue
+        seen.add(name)
+        lines, oneofs = [], {}
+        for f in desc.fields:
+            if f.type == FD.TYPE_MESSAGE:
+                type_name = _flat(f.message_type.full_name)
+                todo.append(f.message_type)
+            else:
+                type_name = _SCALARS[f.type]
+            line = f"{'repeated ' if f.is_repeated else ''}{type_name} {f.name} = {f.number};"
+            # oneofs are kept so ClickHouse can say which AnyValue branch is present
+            if f.containing_oneof is not None:
+                oneofs.setdefault(f.containing_oneof.name, []).append(line)
+            else:
+                lines.append(line)
+        body = [f"  {line}" for line in lines]
+        body += [f"  oneof {o} {{\n" + "\n".join(f"    {x}" for x in fl) + "\n  }" for o, fl in oneofs.items()]
+        out.append(f"message {name} {{\n" + "\n".join(body) + "\n}")
+    out.append(
+        f"message {SPOOL_MESSAGE} {{\n"
+        f"  repeated opentelemetry_proto_trace_v1_ResourceSpans resource_spans = 1;\n"
+        f"  uint32 project_id = {PROJECT_FIELD};\n}}"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def spool_record(request_bytes: bytes, project_id: int) -> bytes:
+    """A SpoolRecord's bytes: the request with the project id appended as a varint field."""
+    return request_bytes + _varint(PROJECT_FIELD << 3) + _varint(project_id)
+
+
+def frame(record: bytes) -> bytes:
+    """Length-delimited, as ClickHouse's Protobuf format (several messages per file) expects."""
+    return _varint(len(record)) + record
+
+
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """(value, next position); raises IndexError when buf ends inside the varint."""
+    result = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _lenient_class():
+    pool = descriptor_pool.DescriptorPool()
+    files, todo = {}, [ExportTraceServiceRequest.DESCRIPTOR.file]
+    while todo:
+        fd = todo.pop()
+        if fd.name not in files:
+            files[fd.name] = fd
+            todo.extend(fd.dependencies)
+
+    def rename(name: str) -> str:
+        return name.replace("opentelemetry.proto", "lenient.opentelemetry.proto")
+
+    added: set[str] = set()
+
+    def add(fd):
+        if fd.name in added:
+            return
+        for dep in fd.dependencies:
+            add(dep)
+        proto = descriptor_pb2.FileDescriptorProto()
+        fd.CopyToProto(proto)
+        proto.name = "lenient/" + proto.name
+        proto.package = rename(proto.package)
+        proto.dependency[:] = ["lenient/" + d for d in proto.dependency]
+        proto.ClearField("options")
+        proto.ClearField("service")
+        _relax(proto.message_type, rename)
+        pool.Add(proto)
+        added.add(fd.name)
+
+    for fd in files.values():
+        add(fd)
+    desc = pool.FindMessageTypeByName(rename(ExportTraceServiceRequest.DESCRIPTOR.full_name))
+    return message_factory.GetMessageClass(desc)
+
+
+def _relax(messages, rename) -> None:
+    for msg in messages:
+        for field in msg.field:
+            if field.type == descriptor_pb2.FieldDescriptorProto.TYPE_STRING:
+                field.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
+            if field.type_name:
+                field.type_name = rename(field.type_name)
+        _relax(msg.nested_type, rename)
+
+
+LenientRequest = _lenient_class()

@@ -1,0 +1,57 @@
+"""One export, whatever the transport: authorize -> decode -> validate -> spool.
+
+The HTTP view and the gRPC servicer both call `export`; the process-wide spool and writer live here.
+"""
+import threading
+
+from django.conf import settings
+
+from ingest.decode import Decoded, decode_json, decode_protobuf
+from ingest.spool import Spool, SpoolFull
+from ingest.writer import Writer
+from projects.keys import authorize
+
+__all__ = ["export", "get_writer", "start_writer", "stop_writer", "SpoolFull"]
+_lock = threading.Lock()
+_writer: Writer | None = None
+
+
+def get_writer() -> Writer:
+    """The process's writer, its thread started on first use."""
+    global _writer
+    if _writer is None:
+        with _lock:
+            if _writer is None:
+                spool = Spool(
+                    settings.INGEST_SPOOL_DIR,
+                    segment_spans=settings.INGEST_SEGMENT_SPANS,
+                    max_bytes=settings.INGEST_SPOOL_MAX_BYTES,
+                    fsync=settings.INGEST_SPOOL_FSYNC,
+                    max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000,
+                )
+                _writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000)
+                _writer.start()
+    return _writer
+
+
+start_writer = get_writer
+
+
+def stop_writer(drain: bool = True) -> None:
+    global _writer
+    with _lock:
+        if _writer is not None:
+            _writer.stop(drain=drain)
+            _writer = None
+
+
+def export(authorization: str | None, body: bytes, encoding: str) -> Decoded:
+    """Store a request's valid spans durably; raises KeyError_, IngestError or SpoolFull."""
+    key = authorize(authorization, "ingest")
+    if not body:
+        return Decoded(body=b"", accepted=0)  # OTLP: an empty request is a success
+    decode = decode_json if encoding == "json" else decode_protobuf
+    decoded = decode(body, settings.INGEST_MAX_ATTRIBUTES)
+    if decoded.accepted:
+        get_writer().spool.append(key.project_id, decoded.body, decoded.accepted)
+    return decoded

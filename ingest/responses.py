@@ -1,0 +1,51 @@
+"""OTLP/HTTP answers: ExportTraceServiceResponse on success, google.rpc.Status on failure."""
+import json
+
+from django.conf import settings
+from django.http import HttpResponse
+from google.protobuf import json_format
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from ingest.decode import Decoded, read_body
+
+MEDIA = {"protobuf": "application/x-protobuf", "json": "application/json"}
+# google.rpc.Code for each HTTP status we answer with (Status.code is informative in OTLP/HTTP)
+RPC_CODES = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+
+
+def body(raw: bytes, headers) -> bytes:
+    return read_body(raw, headers.get("Content-Encoding", ""), settings.INGEST_MAX_BODY_BYTES)
+
+
+def export_response(decoded: Decoded) -> ExportTraceServiceResponse:
+    response = ExportTraceServiceResponse()
+    message = decoded.message()
+    if decoded.rejected_count or message:
+        response.partial_success.rejected_spans = decoded.rejected_count
+        response.partial_success.error_message = message
+    return response
+
+
+def _encode(message, encoding: str) -> bytes:
+    if encoding == "json":
+        return json.dumps(json_format.MessageToDict(message)).encode()
+    return message.SerializeToString()
+
+
+def success(decoded: Decoded, encoding: str) -> HttpResponse:
+    return HttpResponse(_encode(export_response(decoded), encoding), content_type=MEDIA[encoding])
+
+
+def error(status: int, reason: str, message: str, encoding: str) -> HttpResponse:
+    payload = Status(code=RPC_CODES.get(status, 2), message=f"{reason}: {message}")
+    response = HttpResponse(_encode(payload, encoding), status=status, content_type=MEDIA[encoding])
+    response["X-Latency-Obs-Reason"] = reason
+    return response
+
+
+def throttled(encoding: str) -> HttpResponse:
+    seconds = settings.INGEST_RETRY_AFTER_SECONDS
+    response = error(503, "spool_full", "ingest is behind (ClickHouse slow or down); retry later", encoding)
+    response["Retry-After"] = str(seconds)
+    return response

@@ -1,0 +1,37 @@
+"""OTLP/HTTP trace receiver: POST /v1/traces, protobuf or JSON, answered in the request's encoding."""
+from django.conf import settings
+from django.http import HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from ingest import responses
+from ingest.errors import IngestError
+from ingest.pipeline import SpoolFull, export
+from projects.keys import KeyError_
+
+CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf", "application/json": "json"}
+
+
+@csrf_exempt
+@require_POST
+def traces(request) -> HttpResponse:
+    encoding = CONTENT_TYPES.get(request.content_type or "")
+    if encoding is None:
+        return responses.error(415, "unsupported_media_type", "Content-Type must be application/x-protobuf or application/json", "json")
+    try:
+        raw = _read_limited(request, settings.INGEST_MAX_BODY_BYTES)
+        decoded = export(request.headers.get("Authorization"), responses.body(raw, request.headers), encoding)
+    except KeyError_ as exc:
+        return responses.error(401, exc.reason, str(exc), encoding)
+    except IngestError as exc:
+        return responses.error(exc.status, exc.reason, exc.message, encoding)
+    except SpoolFull:
+        return responses.throttled(encoding)
+    return responses.success(decoded, encoding)
+
+
+def _read_limited(request, limit: int) -> bytes:
+    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    if declared > limit:
+        raise IngestError("body_too_large", f"request body exceeds {limit} bytes", status=413)
+    return request.read(limit + 1)

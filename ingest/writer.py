@@ -1,0 +1,116 @@
+"""Moves spooled segments into ClickHouse in large inserts, and keeps them through outages.
+
+One INSERT per segment (~20k spans): ClickHouse decodes the protobuf itself (mapping.insert_sql).
+The segment's name is the insert's deduplication token, so replaying a segment whose insert
+landed just before a crash stores nothing twice. A failed insert leaves the segment in the spool
+and the writer retries with back-off.
+"""
+import logging
+import os
+import threading
+
+from django.conf import settings
+
+from ingest import mapping
+from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
+from ingest.spool import Segment, Spool
+from latency_obs.clickhouse import client
+
+log = logging.getLogger(__name__)
+MAX_BACKOFF_S = 30.0
+
+
+def _insert_settings(token: str) -> dict:
+    return {
+        "format_schema_source": "string",
+        "format_schema": clickhouse_schema(),
+        "format_schema_message_name": SPOOL_MESSAGE,
+        "input_format_protobuf_oneof_presence": 1,
+        "insert_deduplication_token": token,
+    }
+
+
+def _limits() -> dict:
+    return {"max_attributes": settings.INGEST_MAX_ATTRIBUTES, "max_attribute_length": settings.INGEST_MAX_ATTRIBUTE_LENGTH}
+
+
+def insert_segment(segment: Segment) -> bool:
+    """Insert a claimed segment's whole records; False when it held none (nothing to insert)."""
+    size = segment.complete_bytes()
+    if size == 0:
+        return False
+    if size < segment.path.stat().st_size:
+        log.warning("spool segment %s: cutting a torn last record (never acknowledged)", segment.path.name)
+        os.ftruncate(segment.fd, size)
+    token = segment.path.name
+    if client.is_embedded():
+        sql = mapping.insert_sql("file({path:String}, 'Protobuf', {structure:String})")
+        client.command(sql, parameters={"path": str(segment.path), "structure": mapping.STRUCTURE, **_limits()},
+                       settings=_insert_settings(token))
+    else:
+        # A ClickHouse server cannot read our disk: send the segment as the INSERT's body.
+        data = os.pread(segment.fd, size, 0)
+        sql = mapping.insert_sql("input({structure:String})") + "\nFORMAT Protobuf"
+        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()},
+                       settings=_insert_settings(token), data=data)
+    return True
+
+
+class Writer:
+    """The background thread of one process; `flush()` drains the spool synchronously."""
+
+    def __init__(self, spool: Spool, interval_s: float):
+        self.spool, self.interval_s = spool, interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._flush_lock = threading.Lock()
+        self.inserted_segments = 0
+        self.last_error: str = ""
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="spool-writer", daemon=True)
+            self._thread.start()
+
+    def stop(self, drain: bool = True) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if drain:
+            try:
+                self.flush(force=True)
+            except client.ClickHouseError as exc:
+                log.warning("spool not drained at stop (kept on disk, sent at next start): %s", exc)
+        self.spool.close()
+
+    def flush(self, force: bool = False) -> int:
+        """Insert every claimable segment now; returns how many. Raises ClickHouseError on failure."""
+        with self._flush_lock:
+            self.spool.rotate(force=force)
+            done = 0
+            for segment in self.spool.claim():
+                try:
+                    if insert_segment(segment):
+                        done += 1
+                except BaseException:
+                    segment.release()
+                    raise
+                segment.remove()
+            self.inserted_segments += done
+            self.spool.refresh_backlog()
+            return done
+
+    def _run(self) -> None:
+        backoff = self.interval_s
+        while not self._stop.wait(backoff):
+            try:
+                self.flush()
+                backoff, self.last_error = self.interval_s, ""
+            except client.ClickHouseError as exc:
+                self.last_error = str(exc)
+                backoff = min(MAX_BACKOFF_S, max(backoff * 2, 1.0))
+                log.error("spool writer: insert failed, retrying in %.0fs (segments kept): %s", backoff, exc)
+            except Exception:  # keep the thread alive: losing it would silently stop ingest
+                log.exception("spool writer: unexpected error; retrying")
+                backoff = min(MAX_BACKOFF_S, max(backoff * 2, 1.0))

@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class LatencyObsConfig(AppConfig):
+    name = "latency_obs"

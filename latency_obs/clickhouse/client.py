@@ -1,0 +1,124 @@
+"""The only module that imports clickhouse_connect: one client per process, errors translated.
+
+Embedded mode opens chDB (`chdb:///path`) inside this process. chDB allows one process per data
+directory, so a second process gets EmbeddedStoreBusy naming the process that holds it.
+"""
+import logging
+import os
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import clickhouse_connect
+from clickhouse_connect.driver.exceptions import ClickHouseError as DriverError
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+_client = None
+_lock = threading.Lock()
+HOLDER_FILE = "holder.pid"
+
+
+class ClickHouseError(Exception):
+    """A failed ClickHouse call; `reason` is a short code (unavailable, query_failed, store_busy)."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class EmbeddedStoreBusy(ClickHouseError):
+    def __init__(self, path: str):
+        holder = _read_holder(path)
+        who = f"process {holder}" if holder else "another process"
+        super().__init__(
+            "store_busy",
+            f"The embedded ClickHouse store at {path} is held by {who} (chDB allows one process per "
+            f"data directory). Stop it first, or talk to it over its HTTP API while it runs.",
+        )
+
+
+def is_embedded() -> bool:
+    return settings.CLICKHOUSE_URL.startswith("chdb://")
+
+
+def embedded_path() -> str:
+    return urlparse(settings.CLICKHOUSE_URL).path
+
+
+def _read_holder(path: str) -> str:
+    try:
+        return Path(path, HOLDER_FILE).read_text().strip()
+    except OSError:
+        return ""
+
+
+def get_client():
+    """The process-wide client, created on first use (thread-safe)."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                _client = _connect()
+    return _client
+
+
+def _connect():
+    url = settings.CLICKHOUSE_URL
+    if not is_embedded():
+        try:
+            return clickhouse_connect.get_client(dsn=url, compress=False, autogenerate_session_id=False)
+        except DriverError as exc:
+            raise ClickHouseError("unavailable", f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
+    path = embedded_path()
+    Path(path).mkdir(parents=True, exist_ok=True)
+    try:
+        client = clickhouse_connect.get_client(dsn=url)
+    except DriverError as exc:
+        if "Cannot lock file" in str(exc) or "already running" in str(exc):
+            raise EmbeddedStoreBusy(path) from None
+        raise ClickHouseError("unavailable", f"cannot open embedded ClickHouse at {path}: {exc}") from exc
+    Path(path, HOLDER_FILE).write_text(f"{os.getpid()} ({' '.join(_cmdline())})")
+    return client
+
+
+def _cmdline() -> list[str]:
+    try:
+        return Path("/proc/self/cmdline").read_bytes().decode(errors="replace").split("\0")[:4]
+    except OSError:
+        return []
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except DriverError as exc:
+        raise ClickHouseError("query_failed", str(exc)) from exc
+
+
+def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
+    """Rows as dicts (column name -> value)."""
+    result = _call(get_client().query, sql, parameters=parameters, settings=settings)
+    names = result.column_names
+    return [dict(zip(names, row)) for row in result.result_rows]
+
+
+def query_rows(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[tuple]:
+    return _call(get_client().query, sql, parameters=parameters, settings=settings).result_rows
+
+
+def command(sql: str, parameters: dict | None = None, settings: dict | None = None, data: bytes | None = None):
+    return _call(get_client().command, sql, parameters=parameters, settings=settings, data=data)
+
+
+def insert(table: str, rows: list[list], column_names: list[str]) -> None:
+    _call(get_client().insert, table, rows, column_names=column_names)
+
+
+def close() -> None:
+    """Release the process-wide client (embedded: frees the data directory)."""
+    global _client
+    with _lock:
+        if _client is not None:
+            _client.close()
+            _client = None

@@ -1,0 +1,26 @@
+from django.contrib import admin
+
+from projects.models import ApiKey, Project
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "created_at")
+    filter_horizontal = ("members",)
+
+
+@admin.action(description="Revoke selected keys")
+def revoke_keys(modeladmin, request, queryset):
+    for key in queryset.filter(revoked_at__isnull=True):
+        key.revoke()
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "project", "name", "scopes", "created_at", "revoked_at")
+    list_filter = ("project",)
+    readonly_fields = ("prefix", "key_hash", "created_at")
+    actions = [revoke_keys]
+
+    def has_add_permission(self, request):
+        return False  # keys are issued by create_api_key (or the dashboard), which shows them once

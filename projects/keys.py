@@ -1,0 +1,68 @@
+"""Bearer-key lookup for ingest and the read API, cached briefly because ingest asks per request."""
+import threading
+import time
+from dataclasses import dataclass
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from projects.models import ApiKey, hash_key
+
+CACHE_SECONDS = 5.0
+_cache: dict[str, tuple[float, "KeyInfo | None"]] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    project_id: int
+    project_name: str
+    scopes: frozenset[str]
+
+
+class KeyError_(Exception):
+    """Authorization failed; reason is missing_key, unknown_key, revoked_key or missing_scope."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def bearer_token(header: str | None) -> str:
+    if not header:
+        return ""
+    scheme, _, token = header.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def authorize(header: str | None, scope: str) -> KeyInfo:
+    """The key's project for an `Authorization: Bearer <key>` header, or KeyError_."""
+    raw = bearer_token(header)
+    if not raw:
+        raise KeyError_("missing_key", "missing API key: send 'Authorization: Bearer <key>'")
+    info = _lookup(hash_key(raw))
+    if info is None:
+        raise KeyError_("unknown_key", "unknown or revoked API key")
+    if scope not in info.scopes:
+        raise KeyError_("missing_scope", f"this API key lacks the '{scope}' scope")
+    return info
+
+
+def _lookup(digest: str) -> KeyInfo | None:
+    now = time.monotonic()
+    with _lock:
+        hit = _cache.get(digest)
+    if hit and now - hit[0] < CACHE_SECONDS:
+        return hit[1]
+    key = ApiKey.objects.select_related("project").filter(key_hash=digest, revoked_at__isnull=True).first()
+    info = KeyInfo(key.project_id, key.project.name, key.scope_set) if key else None
+    with _lock:
+        _cache[digest] = (now, info)
+    return info
+
+
+@receiver(post_save, sender=ApiKey)
+@receiver(post_delete, sender=ApiKey)
+def _forget(sender, instance, **kwargs):
+    with _lock:
+        _cache.pop(instance.key_hash, None)

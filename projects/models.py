@@ -1,0 +1,61 @@
+"""Projects own services, tenants and API keys; users see only the projects they belong to."""
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+SCOPES = ("ingest", "read")
+KEY_PREFIX = "lo_"
+
+
+class Project(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="projects", blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return self.name
+
+
+def hash_key(raw: str) -> str:
+    # Keys are 256-bit random tokens, so a fast hash is enough (no password stretching needed).
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=12, help_text="first characters, to recognise a key")
+    key_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.CharField(max_length=100, default="ingest")
+    created_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.project}, {self.scopes})"
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(s for s in self.scopes.split(",") if s)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @classmethod
+    def issue(cls, project: Project, scopes: list[str], name: str = "") -> tuple["ApiKey", str]:
+        """Create a key; returns (row, raw key). The raw key is never stored: show it once."""
+        unknown = set(scopes) - set(SCOPES)
+        if unknown or not scopes:
+            raise ValueError(f"scopes must be a non-empty subset of {', '.join(SCOPES)}; got {', '.join(scopes)}")
+        raw = KEY_PREFIX + secrets.token_urlsafe(32)
+        key = cls.objects.create(
+            project=project, name=name, prefix=raw[:10], key_hash=hash_key(raw), scopes=",".join(sorted(set(scopes)))
+        )
+        return key, raw
+
+    def revoke(self) -> None:
+        self.revoked_at = timezone.now()
+        self.save(update_fields=["revoked_at"])

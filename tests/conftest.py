@@ -1,0 +1,50 @@
+import pytest
+
+
+@pytest.fixture(scope="session")
+def clickhouse_schema(django_db_blocker):
+    """Migrate this worker's chDB store once (the real migrations)."""
+    from latency_obs.clickhouse.migrate import migrate
+
+    migrate()
+
+
+@pytest.fixture
+def clickhouse(clickhouse_schema):
+    """The ClickHouse client module, with every table emptied for this test."""
+    from latency_obs.clickhouse import client
+
+    client.command("TRUNCATE TABLE IF EXISTS spans")
+    return client
+
+
+@pytest.fixture
+def alice(db):
+    """Project alpha with its keys: (project, ingest+read key)."""
+    from projects.models import ApiKey, Project
+
+    project = Project.objects.create(name="alpha")
+    _, raw = ApiKey.issue(project, ["ingest", "read"])
+    return project, raw
+
+
+@pytest.fixture
+def bob(db):
+    from projects.models import ApiKey, Project
+
+    project = Project.objects.create(name="beta")
+    _, raw = ApiKey.issue(project, ["ingest", "read"])
+    return project, raw
+
+
+@pytest.fixture
+def ingest(clickhouse):
+    """ingest(key, *requests): through the real decode -> spool -> writer path, then flushed."""
+    from ingest.pipeline import export, get_writer
+
+    def send(key, *requests, encoding="protobuf"):
+        results = [export(f"Bearer {key}", r.SerializeToString(), encoding) for r in requests]
+        get_writer().flush(force=True)
+        return results
+
+    return send

@@ -1,0 +1,15 @@
+"""Query helpers for assertions."""
+from datetime import timedelta, timezone
+
+from tests.factories import BASE
+
+
+def attempts(project_id, start=BASE - timedelta(days=1), end=BASE + timedelta(days=1), where="1", order="start_at"):
+    """Rows of the attempts view for a project and window."""
+    from latency_obs.clickhouse import client
+
+    return client.query(
+        f"SELECT * FROM attempts(project_id={{p:UInt32}}, start={{s:DateTime64(9, 'UTC')}}, end={{e:DateTime64(9, 'UTC')}}) "
+        f"WHERE {where} ORDER BY {order}",
+        parameters={"p": project_id, "s": start.astimezone(timezone.utc).replace(tzinfo=None), "e": end.astimezone(timezone.utc).replace(tzinfo=None)},
+    )

@@ -1,0 +1,17 @@
+"""Test settings: each pytest(-xdist) process gets its own data dir, so its own chDB store."""
+import atexit
+import os
+import shutil
+import tempfile
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+_dir = tempfile.mkdtemp(prefix=f"latency_obs_test_{_worker}_")
+atexit.register(shutil.rmtree, _dir, ignore_errors=True)
+os.environ["LATENCY_OBS_DATA_DIR"] = _dir
+os.environ.pop("CLICKHOUSE_URL", None)  # tests always use embedded chDB
+os.environ.setdefault("CLICKHOUSE_RETENTION_DAYS", "3650")  # factories use fixed past timestamps
+os.environ.setdefault("INGEST_SPOOL_FSYNC", "0")
+
+from latency_obs.settings import *  # noqa: E402,F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
