@@ -1,13 +1,13 @@
 """OTLP/HTTP trace receiver: POST /v1/traces, protobuf or JSON, answered in the request's encoding."""
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from ingest import responses
+from ingest import queries, responses
 from ingest.errors import IngestError
-from ingest.pipeline import SpoolFull, export
-from projects.keys import KeyError_
+from ingest.pipeline import SpoolFull, export, get_writer
+from projects.keys import KeyError_, authorize
 
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf", "application/json": "json"}
 
@@ -35,3 +35,15 @@ def _read_limited(request, limit: int) -> bytes:
     if declared > limit:
         raise IngestError("body_too_large", f"request body exceeds {limit} bytes", status=413)
     return request.read(limit + 1)
+
+
+@require_GET
+def status(request) -> JsonResponse:
+    """What a project has stored, for a `read` key: lets senders check that spans arrived."""
+    try:
+        key = authorize(request.headers.get("Authorization"), "read")
+    except KeyError_ as exc:
+        return JsonResponse({"error": exc.reason, "message": str(exc)}, status=401)
+    stats = queries.ingest_status(key.project_id)
+    segments, size = get_writer().spool.backlog()
+    return JsonResponse({"project": key.project_name, **stats, "spool_segments": segments, "spool_bytes": size})

@@ -3,10 +3,12 @@
 Defaults are realistic, every call gets fresh ids, and a fixed base time replaces now(), so expected
 numbers can be worked out by hand: `attempt(t_queue_ms=20, t_first_token_ms=300, ...)`.
 """
+import base64
 import itertools
 import os
 from datetime import datetime, timezone
 
+from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
@@ -39,7 +41,7 @@ def kv(key: str, value) -> KeyValue:
 
 def span(name="chat", start_ns=None, duration_ms=100.0, attributes=None, events=None, trace_id=None,
          parent=None, status_code=Status.STATUS_CODE_UNSET, kind=Span.SPAN_KIND_SERVER) -> Span:
-    """A span; `events` maps event name -> offset from start in ms."""
+    """A span; `events` maps event name -> offset from start in ms (or is a list of such pairs, for repeats)."""
     start_ns = BASE_NS + next(_seq) * 1000 * MS if start_ns is None else start_ns
     s = Span(
         trace_id=trace_id or new_trace_id(), span_id=new_span_id(), name=name, kind=kind,
@@ -48,7 +50,8 @@ def span(name="chat", start_ns=None, duration_ms=100.0, attributes=None, events=
     if parent is not None:
         s.parent_span_id = parent.span_id
     s.attributes.extend(kv(k, v) for k, v in (attributes or {}).items())
-    for event_name, offset_ms in (events or {}).items():
+    pairs = events.items() if isinstance(events, dict) else (events or [])
+    for event_name, offset_ms in pairs:
         s.events.add(name=event_name, time_unix_nano=start_ns + int(offset_ms * MS))
     s.status.code = status_code
     return s
@@ -56,7 +59,10 @@ def span(name="chat", start_ns=None, duration_ms=100.0, attributes=None, events=
 
 def attempt(t_queue_ms=20.0, t_first_token_ms=300.0, t_stream_ms=900.0, t_post_ms=15.0, tenant="alice",
             route="/v1/chat/completions", model="llama-3.1-8b", reused=True, attributes=None, **kwargs) -> Span:
-    """A native-form attempt span whose lifecycle events give exactly these buckets."""
+    """A native-form attempt span whose lifecycle events give exactly these buckets.
+
+    tenant, route, model or reused set to None leave that attribute out (to test fallbacks).
+    """
     queued = 0.0
     admitted = queued + t_queue_ms
     first = admitted + t_first_token_ms
@@ -65,6 +71,7 @@ def attempt(t_queue_ms=20.0, t_first_token_ms=300.0, t_stream_ms=900.0, t_post_m
     attrs = {"tenant.id": tenant, "llm.route": route, "gen_ai.request.model": model,
              "gen_ai.usage.input_tokens": 800, "gen_ai.usage.output_tokens": 200, "llm.connection.reused": reused}
     attrs.update(attributes or {})
+    attrs = {k: v for k, v in attrs.items() if v is not None}
     events = {"queued": queued, "admitted": admitted, "first_token": first, "last_token": last, "released": released}
     return span(duration_ms=released, attributes=attrs, events=events, **kwargs)
 
@@ -86,3 +93,20 @@ def request(*spans: Span, service="llm-gateway", instance="gw-1", resource=None)
     ss.scope.name = "tests"
     ss.spans.extend(spans)
     return req
+
+
+def otlp_json(req: ExportTraceServiceRequest) -> dict:
+    """The request as OTLP/JSON: camelCase keys, int64 as strings, enums as ints, ids as hex (not base64)."""
+    doc = json_format.MessageToDict(req, use_integers_for_enums=True)
+    for rs in doc.get("resourceSpans", []):
+        for ss in rs.get("scopeSpans", []):
+            for s in ss.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in s:
+                        s[key] = base64.b64decode(s[key]).hex()
+    return doc
+
+
+def json_spans(doc: dict) -> list[dict]:
+    """The span dicts of an OTLP/JSON document, in order (to spoil one of them)."""
+    return [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]

@@ -13,3 +13,13 @@ def attempts(project_id, start=BASE - timedelta(days=1), end=BASE + timedelta(da
         f"WHERE {where} ORDER BY {order}",
         parameters={"p": project_id, "s": start.astimezone(timezone.utc).replace(tzinfo=None), "e": end.astimezone(timezone.utc).replace(tzinfo=None)},
     )
+
+
+def spans(project_id, columns="*", where="1", order="start_at"):
+    """Logical rows of the spans table (FINAL: re-sent copies count once) for a project."""
+    from latency_obs.clickhouse import client
+
+    return client.query(
+        f"SELECT {columns} FROM spans FINAL WHERE project_id = {{p:UInt32}} AND {where} ORDER BY {order}",
+        parameters={"p": project_id},
+    )

@@ -15,3 +15,5 @@ os.environ.setdefault("INGEST_SPOOL_FSYNC", "0")
 from latency_obs.settings import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # threads of live servers must not keep test DBs open

@@ -3,6 +3,7 @@
 Embedded mode opens chDB (`chdb:///path`) inside this process. chDB allows one process per data
 directory, so a second process gets EmbeddedStoreBusy naming the process that holds it.
 """
+import fcntl
 import logging
 import os
 import threading
@@ -72,14 +73,29 @@ def _connect():
             raise ClickHouseError("unavailable", f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
     path = embedded_path()
     Path(path).mkdir(parents=True, exist_ok=True)
+    if _held_elsewhere(path):
+        raise EmbeddedStoreBusy(path)
     try:
         client = clickhouse_connect.get_client(dsn=url)
     except DriverError as exc:
-        if "Cannot lock file" in str(exc) or "already running" in str(exc):
-            raise EmbeddedStoreBusy(path) from None
         raise ClickHouseError("unavailable", f"cannot open embedded ClickHouse at {path}: {exc}") from exc
     Path(path, HOLDER_FILE).write_text(f"{os.getpid()} ({' '.join(_cmdline())})")
     return client
+
+
+def _held_elsewhere(path: str) -> bool:
+    """True when another process has the chDB engine open (it holds an flock on `status`)."""
+    try:
+        fd = os.open(Path(path, "status"), os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing also drops our probe lock
+    return False
 
 
 def _cmdline() -> list[str]:

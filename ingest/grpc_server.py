@@ -1,0 +1,78 @@
+"""OTLP/gRPC TraceService/Export: the same keys, decoding, spool and writer as OTLP/HTTP.
+
+The method is registered without a request deserializer, so the handler gets the raw bytes and
+runs them through the same pipeline as HTTP (strict-then-lenient parsing, span-by-span checks).
+"""
+import logging
+from concurrent import futures
+from typing import NamedTuple
+
+import grpc
+from django.conf import settings
+from django.db import close_old_connections
+from google.protobuf.any_pb2 import Any
+from google.protobuf.duration_pb2 import Duration
+from google.rpc import error_details_pb2, status_pb2
+
+from ingest.errors import IngestError
+from ingest.pipeline import SpoolFull, export
+from ingest.responses import export_response
+from projects.keys import KeyError_
+
+log = logging.getLogger(__name__)
+SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+STATUS_FOR_HTTP = {413: grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+class _Status(NamedTuple):
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple
+
+
+class _AbortStatus(_Status, grpc.Status):
+    pass
+
+
+def _throttled(context) -> None:
+    """UNAVAILABLE with RetryInfo: the OTLP way to ask a gRPC client to back off."""
+    delay = Any()
+    delay.Pack(error_details_pb2.RetryInfo(retry_delay=Duration(seconds=settings.INGEST_RETRY_AFTER_SECONDS)))
+    message = "spool_full: ingest is behind (ClickHouse slow or down); retry later"
+    detail = status_pb2.Status(code=grpc.StatusCode.UNAVAILABLE.value[0], message=message, details=[delay])
+    context.abort_with_status(
+        _AbortStatus(grpc.StatusCode.UNAVAILABLE, message, (("grpc-status-details-bin", detail.SerializeToString()),))
+    )
+
+
+def export_handler(raw: bytes, context) -> bytes:
+    metadata = dict(context.invocation_metadata())
+    # gRPC threads are not Django requests: recycle their DB connections as a request would.
+    close_old_connections()
+    try:
+        decoded = export(metadata.get("authorization"), raw, "protobuf")
+    except KeyError_ as exc:
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, f"{exc.reason}: {exc}")
+    except IngestError as exc:
+        context.abort(STATUS_FOR_HTTP.get(exc.status, grpc.StatusCode.INVALID_ARGUMENT), f"{exc.reason}: {exc.message}")
+    except SpoolFull:
+        _throttled(context)
+    finally:
+        close_old_connections()
+    return export_response(decoded).SerializeToString()
+
+
+def build_server(host: str, port: int, workers: int = 8) -> tuple[grpc.Server, int]:
+    """A gRPC server with TraceService registered; returns (server, bound port). Not started."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="otlp-grpc"),
+        options=[("grpc.max_receive_message_length", settings.INGEST_MAX_BODY_BYTES)],
+    )
+    handler = grpc.method_handlers_generic_handler(
+        SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(export_handler)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if not bound:
+        raise OSError(f"cannot listen on {host}:{port} for OTLP/gRPC")
+    return server, bound

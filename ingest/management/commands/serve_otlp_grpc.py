@@ -1,0 +1,33 @@
+import signal
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from ingest.grpc_server import build_server
+from ingest.pipeline import start_writer, stop_writer
+from latency_obs.clickhouse.client import ClickHouseError
+
+
+class Command(BaseCommand):
+    help = "Serve OTLP/gRPC (TraceService/Export) until stopped; spans go through the durable spool."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="0.0.0.0")
+        parser.add_argument("--port", type=int, default=settings.OTLP_GRPC_PORT)
+
+    def handle(self, *args, host, port, **options):
+        try:
+            start_writer()
+            server, bound = build_server(host, port)
+        except (OSError, ClickHouseError) as exc:
+            raise CommandError(str(exc)) from None
+        server.start()
+        self.stdout.write(f"OTLP/gRPC listening on {host}:{bound}")
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        stop.wait()
+        server.stop(grace=5).wait()
+        stop_writer(drain=True)
+        self.stdout.write("OTLP/gRPC stopped")

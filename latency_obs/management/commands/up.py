@@ -1,0 +1,70 @@
+"""`up`: the whole product in one process (embedded mode).
+
+chDB allows one process per data directory, so web + OTLP/HTTP (waitress), OTLP/gRPC, the spool
+writer and Celery's worker and beat all run here as threads. Ctrl-C (or SIGTERM) stops them in
+order and drains the spool; a restart keeps the data.
+"""
+import logging
+import signal
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from waitress import create_server
+
+from ingest.grpc_server import build_server
+from ingest.pipeline import start_writer, stop_writer
+from latency_obs.clickhouse import client
+from latency_obs.clickhouse.migrate import MigrationError, migrate
+from latency_obs.demo import banner, load_demo
+from latency_obs.embedded_celery import EmbeddedCelery
+from latency_obs.wsgi import application
+
+log = logging.getLogger("latency_obs.up")
+
+
+class Command(BaseCommand):
+    help = "Run web, OTLP/HTTP, OTLP/gRPC, the spool writer and Celery worker+beat in this one process."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--demo", action="store_true", help="load demo traffic and print the demo login")
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--grpc-port", type=int, default=settings.OTLP_GRPC_PORT, help="0 picks a free port")
+        parser.add_argument("--threads", type=int, default=8, help="web server threads")
+
+    def handle(self, *args, demo, host, port, grpc_port, threads, **options):
+        try:
+            call_command("migrate", interactive=False, verbosity=0)
+            migrate()
+        except (MigrationError, client.ClickHouseError) as exc:
+            raise CommandError(str(exc)) from None
+        start_writer()
+        grpc_server, grpc_bound = build_server(host, grpc_port)
+        web = create_server(application, host=host, port=port, threads=threads, clear_untrusted_proxy_headers=True)
+        celery = EmbeddedCelery()
+        grpc_server.start()
+        celery.start()
+        url = f"http://{host}:{web.effective_port}/"
+        self.stdout.write(f"latency_obs is up: {url}  (OTLP/HTTP {url}v1/traces, OTLP/gRPC {host}:{grpc_bound})")
+        if demo:
+            load_demo(self.stdout)
+            self.stdout.write(banner(url))
+        self.stdout.flush()
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            web.run()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stdout.write("stopping…")
+            web.close()
+            grpc_server.stop(grace=5).wait()
+            celery.stop()
+            stop_writer(drain=True)
+            client.close()
+            self.stdout.write("stopped")
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
