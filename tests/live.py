@@ -1,0 +1,73 @@
+"""`manage.py up` as a subprocess on its own data dir, for tests that kill or restart the product."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class UpProcess:
+    def __init__(self, data_dir: Path, **env):
+        self.data_dir = Path(data_dir)
+        self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CLICKHOUSE_URL", "PYTEST_XDIST_WORKER")}
+        self.env.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", LATENCY_OBS_DATA_DIR=str(self.data_dir),
+                        CLICKHOUSE_RETENTION_DAYS="3650", **env)
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def manage(self, *args: str) -> str:
+        """Run a management command on this data dir (not while `up` holds the store)."""
+        result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env,
+                                capture_output=True, text=True, timeout=120)
+        if result.returncode:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed: {result.stderr}")
+        return result.stdout
+
+    def start(self, timeout: float = 60) -> None:
+        log = open(self.data_dir / "up.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "manage.py", "up", "--port", str(self.port), "--grpc-port", "0"],
+                                     cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"up exited early: {(self.data_dir / 'up.log').read_text()[-2000:]}")
+            try:
+                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError("up did not become healthy")
+
+    def kill(self, sig=signal.SIGKILL, timeout: float = 60) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGINT)
+
+    def query_json(self, sql: str) -> list:
+        """Rows of a ClickHouse query on this data dir, run in a separate process (after stop)."""
+        code = (
+            "import json; from latency_obs.clickhouse import client; "
+            f"print(json.dumps(client.query_rows({sql!r}), default=str))"
+        )
+        return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
