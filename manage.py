@@ -6,4 +6,10 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency_obs.settings")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from latency_obs.clickhouse.client import EmbeddedStoreBusy
+
+    try:
+        execute_from_command_line(sys.argv)
+    except EmbeddedStoreBusy as exc:
+        # chDB allows one process per data directory: say who holds it instead of a stack trace
+        sys.exit(f"error: {exc}")

@@ -13,6 +13,7 @@ from django.conf import settings
 from latency_obs.clickhouse import client
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+SCHEMA_FILE = Path(__file__).parent / "schema.sql"
 NAME_RE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 BOOTSTRAP = """CREATE TABLE IF NOT EXISTS schema_migrations
 (version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
@@ -92,3 +93,13 @@ def apply_retention(days: int) -> None:
         f"ALTER TABLE spans MODIFY TTL toDateTime(start_at) + toIntervalDay({int(days)})",
         settings={"materialize_ttl_after_modify": 0},
     )
+
+
+def dump_schema() -> str:
+    """CREATE statements of every table and view, in name order: what schema.sql holds."""
+    rows = client.query_rows(
+        "SELECT name, replaceAll(create_table_query, currentDatabase() || '.', '') FROM system.tables "
+        "WHERE database = currentDatabase() AND NOT is_temporary ORDER BY name"
+    )
+    # TRICKY: the TTL comes from CLICKHOUSE_RETENTION_DAYS, not from migrations; keep it out of the dump.
+    return "".join(f"-- {name}\n{re.sub(r' TTL .*? SETTINGS', ' SETTINGS', sql)};\n\n" for name, sql in rows)

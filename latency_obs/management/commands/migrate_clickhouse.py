@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from latency_obs.clickhouse.client import ClickHouseError
-from latency_obs.clickhouse.migrate import MigrationError, migrate, pending
+from latency_obs.clickhouse.migrate import SCHEMA_FILE, MigrationError, dump_schema, migrate, pending
 
 
 class Command(BaseCommand):
@@ -9,6 +9,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--check", action="store_true", help="list pending migrations; exit 1 if any")
+        parser.add_argument("--dump-schema", action="store_true", help=f"after migrating, write {SCHEMA_FILE.name}")
 
     def handle(self, *args, check=False, **options):
         try:
@@ -25,4 +26,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for m in done:
             self.stdout.write(f"applied {m.version:04d}_{m.name}")
+        if options["dump_schema"]:
+            SCHEMA_FILE.write_text(dump_schema())
+            self.stdout.write(f"wrote {SCHEMA_FILE}")
         self.stdout.write(f"ClickHouse schema is up to date ({len(done)} applied)")
