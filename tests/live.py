@@ -41,20 +41,27 @@ class UpProcess:
         return result.stdout
 
     def start(self, timeout: float = 60) -> None:
+        self.spawn(["up", "--port", str(self.port), "--grpc-port", "0"], self._healthy, timeout)
+
+    def _healthy(self) -> bool:
+        try:
+            return requests.get(self.url + "/healthz", timeout=1).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    def spawn(self, args: list[str], ready, timeout: float = 60) -> None:
+        """Start `manage.py <args>` and wait until ready() is true."""
         log = open(self.data_dir / "up.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "manage.py", "up", "--port", str(self.port), "--grpc-port", "0"],
-                                     cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, stdout=log,
+                                     stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"up exited early: {(self.data_dir / 'up.log').read_text()[-2000:]}")
-            try:
-                if requests.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except requests.ConnectionError:
-                pass
+                raise RuntimeError(f"{args[0]} exited early: {(self.data_dir / 'up.log').read_text()[-2000:]}")
+            if ready():
+                return
             time.sleep(0.2)
-        raise TimeoutError("up did not become healthy")
+        raise TimeoutError(f"{args[0]} did not become ready")
 
     def kill(self, sig=signal.SIGKILL, timeout: float = 60) -> None:
         if self.proc and self.proc.poll() is None:
