@@ -194,6 +194,8 @@ def _parse_span(doc, spans) -> str | None:
         if raw is None or (raw and len(raw) != size) or (not raw and key != "parentSpanId"):
             return reason
         ids[key] = raw
+    if _negative_time(doc):
+        return "invalid_timestamp"
     doc.pop("links", None)  # links are not stored; their hex ids would need the same conversion
     span = Span()
     if not _parse_into(doc, span):
@@ -201,6 +203,19 @@ def _parse_span(doc, spans) -> str | None:
     span.trace_id, span.span_id, span.parent_span_id = ids["traceId"], ids["spanId"], ids["parentSpanId"]
     spans.append(span)
     return None
+
+
+def _negative_time(doc: dict) -> bool:
+    """A span time sent as a negative integer, which fixed64 cannot hold (zero is caught by span_problem)."""
+    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+        value = doc.get(key)
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            try:
+                if int(value) < 0:
+                    return True
+            except ValueError:
+                pass
+    return False
 
 
 def _hex_id(value) -> bytes | None:

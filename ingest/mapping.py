@@ -28,7 +28,7 @@ STRUCTURE = (
 NATIVE_EVENTS = ("queued", "admitted", "first_token", "last_token", "released")
 CHUNK_EVENT = "gen_ai.content.completion.chunk"  # OpenLLMetry
 FIRST_TOKEN_EVENT = "First Token Stream Event"  # OpenInference
-# Attributes that make a non-stage span an attempt even without lifecycle timing.
+# Attributes that make a non-stage span an attempt even without lifecycle timing (on the span itself).
 ATTEMPT_KEYS = ("llm.run.id", "llm.attempt", "llm.scheduler.cap", "gen_ai.request.model")
 
 
@@ -211,7 +211,9 @@ COLUMNS = {
 def insert_sql(source: str) -> str:
     """INSERT INTO spans ... SELECT over `source` (a file() or input() table function, see writer)."""
     stage = f"lower({text('llm.stage', 64, resource_fallback=False)})"
-    attempt_keys = " OR ".join(f"({_attr(k)}.value != 'none')" for k in ATTEMPT_KEYS)
+    # TRICKY: on the span only. A resource-wide key (the instance's cap, a one-model deployment's model)
+    # would otherwise turn every plain span of that service (health checks, DB calls) into an attempt.
+    attempt_keys = " OR ".join(_has(k) for k in ATTEMPT_KEYS)
     instants = _instants()
     inner = ",\n        ".join(f"{expr} AS {name}" for name, expr in instants.items())
     return f"""INSERT INTO spans ({', '.join(COLUMNS)})

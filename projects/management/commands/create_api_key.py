@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from projects.models import ApiKey, Project
 
@@ -12,9 +13,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="a label for the key")
 
     def handle(self, *args, project, scope, name, **options):
-        proj, created = Project.objects.get_or_create(name=project)
         try:
-            _, raw = ApiKey.issue(proj, [s.strip() for s in scope.split(",") if s.strip()], name=name)
+            # one transaction: a refused scope must not leave a new, keyless project behind
+            with transaction.atomic():
+                proj, created = Project.objects.get_or_create(name=project)
+                _, raw = ApiKey.issue(proj, [s.strip() for s in scope.split(",") if s.strip()], name=name)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         if created:

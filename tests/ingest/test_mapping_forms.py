@@ -1,0 +1,210 @@
+"""Every form of span-convention.md -> instants and buckets, through decode -> spool -> writer -> ClickHouse."""
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from tests import factories as f
+from tests.helpers import attempts, spans
+
+ERROR = Status.STATUS_CODE_ERROR
+LLM = {"tenant.id": "alice", "llm.route": "/v1/chat", "llm.connection.reused": True}
+BUCKETS = ("t_queue_ms", "t_conn_ms", "t_first_token_ms", "t_stream_ms", "t_post_ms")
+
+
+def buckets(row) -> tuple:
+    return tuple(row[b] for b in BUCKETS)
+
+
+def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(alice, ingest):
+    project, key = alice
+    # no queued (-> span start 0) and no released (-> span end 1250)
+    no_ends = f.span(duration_ms=1250, attributes=LLM, events={"admitted": 30, "first_token": 330, "last_token": 1230})
+    # no admitted (-> queued_at 10)
+    no_admitted = f.span(duration_ms=1000, attributes=LLM,
+                         events={"queued": 10, "first_token": 210, "last_token": 910, "released": 990})
+    ingest(key, f.request(no_ends, no_admitted))
+    first, second = attempts(project.id)
+    # 30 - 0 -> 30; 330 - 30 - 0 -> 300; 1230 - 330 -> 900; 1250 - 1230 -> 20; total 1250 - 0
+    assert buckets(first) + (first["total_ms"],) == (30, 0, 300, 900, 20, 1250)
+    assert first["queued_at"] == first["start_at"] and first["released_at"] == first["end_at"]
+    # 10 - 10 -> 0; 210 - 10 -> 200; 910 - 210 -> 700; 990 - 910 -> 80; total 990 - 10 -> 980
+    assert buckets(second) + (second["total_ms"],) == (0, 0, 200, 700, 80, 980)
+
+
+def test_t_conn_sums_connect_stage_spans_including_one_sent_in_a_later_request(alice, ingest):
+    project, key = alice
+    parent = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False)
+    connect = f.stage(parent, "connect", offset_ms=20, duration_ms=30)
+    tokenize = f.stage(parent, "tokenize", offset_ms=60, duration_ms=5)  # a stage, but not connection setup
+    ingest(key, f.request(parent, connect, tokenize))
+    [row] = attempts(project.id)
+    # only the 30 ms connect span is known yet: 300 - 30 -> 270
+    assert (row["t_conn_ms"], row["t_first_token_ms"]) == (30, 270)
+
+    ingest(key, f.request(f.stage(parent, "connect", offset_ms=50, duration_ms=10)))
+    [row] = attempts(project.id)
+    # 30 + 10 -> 40; 300 - 40 -> 260; the other buckets do not move
+    assert buckets(row) == (20, 40, 260, 900, 15)
+
+
+def test_t_conn_is_zero_when_reused_and_null_when_the_span_says_nothing(alice, ingest):
+    project, key = alice
+    reused = f.attempt(t_first_token_ms=300, reused=True)
+    unknown = f.attempt(t_first_token_ms=300, reused=None)
+    # a connect span under a reused connection does not count: reused says 0
+    ingest(key, f.request(reused, f.stage(reused, "connect", 20, 30), unknown))
+    first, second = attempts(project.id)
+    assert (first["connection_reused"], first["t_conn_ms"], first["t_first_token_ms"]) == (True, 0, 300)
+    # nothing known: t_conn NULL, t_first_token subtracts 0 -> 300
+    assert (second["connection_reused"], second["t_conn_ms"], second["t_first_token_ms"]) == (None, None, 300)
+
+
+def test_vllm_latency_attributes_give_instants_and_tokens(alice, ingest):
+    project, key = alice
+    s = f.span(name="llm_request", duration_ms=1270, attributes={
+        "gen_ai.latency.time_in_queue": 0.05, "gen_ai.latency.time_to_first_token": 0.35, "gen_ai.latency.e2e": 1.25,
+        "gen_ai.usage.prompt_tokens": 512, "gen_ai.usage.completion_tokens": 128, "gen_ai.request.id": "cmpl-1"})
+    ingest(key, f.request(s, service="vllm"))
+    [row] = attempts(project.id)
+    # queued = start; admitted 50; first 350; last 1250; released = end 1270
+    # 50; t_conn NULL (vLLM says nothing); 350 - 50 - 0 -> 300; 1250 - 350 -> 900; 1270 - 1250 -> 20
+    assert (row["form"], row["role"]) == ("vllm", "attempt")
+    assert buckets(row) == (50, None, 300, 900, 20)
+    assert (row["ttft_ms"], row["total_ms"], row["t_retry_ms"]) == (350, 1270, 0)
+    assert (row["input_tokens"], row["output_tokens"]) == (512, 128)
+
+
+def test_genai_time_to_first_chunk_gives_first_token_and_span_bounds_the_rest(alice, ingest):
+    project, key = alice
+    s = f.span(name="chat llama-3.1-8b", duration_ms=1000, kind=Span.SPAN_KIND_CLIENT, attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "llama-3.1-8b",
+        "gen_ai.response.time_to_first_chunk": 0.4, "gen_ai.usage.input_tokens": 90, "gen_ai.usage.output_tokens": 30})
+    ingest(key, f.request(s))
+    [row] = attempts(project.id)
+    # queued = admitted = start -> 0; first 400 -> 400; last = released = end 1000: 600 then 0
+    assert (row["form"], row["model"]) == ("genai", "llama-3.1-8b")
+    assert buckets(row) == (0, None, 400, 600, 0)
+    assert (row["input_tokens"], row["output_tokens"]) == (90, 30)
+
+
+def test_openllmetry_first_and_last_completion_chunks_give_first_and_last_token(alice, ingest):
+    project, key = alice
+    chunks = [("gen_ai.content.completion.chunk", ms) for ms in (250, 300, 640, 900)]
+    s = f.span(name="openai.chat", duration_ms=1000, kind=Span.SPAN_KIND_CLIENT, events=chunks,
+               attributes={"gen_ai.request.model": "gpt-4o", "gen_ai.is_streaming": True})
+    ingest(key, f.request(s))
+    [row] = attempts(project.id)
+    # first chunk 250 -> t_first_token 250; 900 - 250 -> 650; released = end: 1000 - 900 -> 100
+    assert row["form"] == "openllmetry"
+    assert buckets(row) == (0, None, 250, 650, 100)
+
+
+def test_openinference_first_token_event_and_token_counts(alice, ingest):
+    project, key = alice
+    s = f.span(name="ChatCompletion", duration_ms=1500, kind=Span.SPAN_KIND_INTERNAL,
+               events={"First Token Stream Event": 420},
+               attributes={"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+                           "llm.token_count.prompt": 120, "llm.token_count.completion": 80})
+    ingest(key, f.request(s))
+    [row] = attempts(project.id)
+    # first 420 -> 420; no last_token instant: t_stream and t_post NULL, never 0
+    assert (row["form"], row["model"], row["input_tokens"], row["output_tokens"]) == ("openinference", "gpt-4o-mini", 120, 80)
+    assert buckets(row) == (0, None, 420, None, None)
+
+
+def test_sglang_prefill_waiting_child_gives_the_queue_interval(alice, ingest, clickhouse):
+    project, key = alice
+    root = f.span(name="Req 1a2b3c4d", duration_ms=1210, kind=Span.SPAN_KIND_INTERNAL, attributes={
+        "gen_ai.latency.time_to_first_token": 0.5, "gen_ai.latency.e2e": 1.2,
+        "gen_ai.usage.prompt_tokens": 64, "gen_ai.usage.completion_tokens": 16, "gen_ai.response.model": "qwen"})
+    waiting = f.span(name="prefill_waiting", start_ns=root.start_time_unix_nano + 10 * f.MS, duration_ms=100,
+                     trace_id=root.trace_id, parent=root, kind=Span.SPAN_KIND_INTERNAL)
+    ingest(key, f.request(root, waiting, service="sglang"))
+    [row] = attempts(project.id)
+    # queued 10, admitted 110 -> 100; first 500: 500 - 110 -> 390; last 1200: 700; end 1210: 10; total 1210 - 10
+    assert buckets(row) == (100, None, 390, 700, 10)
+    assert (row["total_ms"], row["input_tokens"], row["output_tokens"], row["model"]) == (1200, 64, 16, "qwen")
+    assert [r["role"] for r in spans(project.id, "role")] == ["attempt", "other"]
+
+
+def _failed(start_ns, **attributes):
+    """A failed native attempt: it queued 20 ms, then errored 100 ms after admission."""
+    return f.span(start_ns=start_ns, duration_ms=120, status_code=ERROR, events={"queued": 0, "admitted": 20},
+                  attributes={**LLM, **attributes})
+
+
+def test_t_retry_on_the_final_attempt_spans_the_whole_run(alice, ingest):
+    project, key = alice
+    run = {"llm.run.id": "run-42"}
+    first = _failed(f.BASE_NS, **run, **{"llm.attempt": 1, "llm.retry.cause": "timeout"})
+    second = _failed(f.BASE_NS + 1500 * f.MS, **run, **{"llm.attempt": 2, "error.type": "rate_limited"})
+    final = f.attempt(start_ns=f.BASE_NS + 4000 * f.MS, status_code=Status.STATUS_CODE_OK, attributes={**run, "llm.attempt": 3})
+    # three traces (one per attempt) and the final one in a later request: llm.run.id ties them
+    ingest(key, f.request(first, second))
+    ingest(key, f.request(final))
+    rows = attempts(project.id)
+    # final: 4000 - 0 -> 4000; earlier attempts NULL; cause from llm.retry.cause, then error.type
+    assert [(r["attempt"], r["t_retry_ms"], r["run_attempt_count"]) for r in rows] == [(1, None, 3), (2, None, 3), (3, 4000, 3)]
+    assert [(r["status"], r["retry_cause"]) for r in rows] == [("error", "timeout"), ("error", "rate_limited"), ("ok", "")]
+    # failed attempts still count in the buckets their instants allow: t_queue 20, nothing after admission
+    assert [buckets(r) for r in rows[:2]] == [(20, 0, None, None, None)] * 2
+
+
+def test_a_run_of_one_attempt_has_t_retry_zero_and_the_run_defaults_to_the_trace(alice, ingest):
+    project, key = alice
+    alone = f.attempt(start_ns=f.BASE_NS)
+    trace = f.new_trace_id()
+    # no llm.run.id: two attempts of one trace are one run; 700 ms apart
+    failed = f.span(start_ns=f.BASE_NS + 60_000 * f.MS, duration_ms=120, status_code=ERROR, trace_id=trace,
+                    events={"queued": 0, "admitted": 20}, attributes={**LLM, "http.request.resend_count": 0})
+    again = f.attempt(start_ns=f.BASE_NS + 60_700 * f.MS, trace_id=trace, attributes={"http.request.resend_count": 1})
+    ingest(key, f.request(alone, failed, again))
+    rows = attempts(project.id)
+    # alone: 0; failed: NULL; again (resend_count 1 -> attempt 2): 60700 - 60000 -> 700
+    assert [(r["attempt"], r["t_retry_ms"], r["run_attempt_count"]) for r in rows] == [(1, 0, 1), (1, None, 2), (2, 700, 2)]
+
+
+def test_route_attempt_and_tenant_fall_back_as_the_contract_says(alice, ingest):
+    project, key = alice
+    explicit = f.attempt(tenant="alice", route="/v1/chat",
+                         attributes={"http.route": "/ignored", "llm.attempt": 5, "http.request.resend_count": 2})
+    http = f.attempt(tenant=None, route=None, attributes={"http.route": "/v1/completions", "http.request.resend_count": 2})
+    bare = f.attempt(name="POST /generate", tenant=None, route=None)
+    ingest(key, f.request(explicit, http, bare, resource={"tenant.id": "acme"}))
+    rows = attempts(project.id)
+    # llm.route > http.route > span name; llm.attempt > resend_count 2 + 1 -> 3 > 1; span tenant > resource tenant
+    assert [(r["route"], r["attempt"], r["tenant"]) for r in rows] == [
+        ("/v1/chat", 5, "alice"), ("/v1/completions", 3, "acme"), ("POST /generate", 1, "acme")]
+
+
+def test_stage_and_plain_spans_are_stored_but_only_attempts_reach_the_view(alice, ingest):
+    project, key = alice
+    parent = f.attempt()
+    tokenize = f.stage(parent, "tokenize", offset_ms=25, duration_ms=4)
+    plain = f.span(name="SELECT users", kind=Span.SPAN_KIND_CLIENT,
+                   attributes={"db.system": "postgresql", "db.statement": "SELECT 1", "retries": 2})
+    ingest(key, f.request(parent, tokenize, plain))
+    rows = spans(project.id, "role, stage, name, span_attributes")
+    assert [(r["role"], r["stage"]) for r in rows] == [("attempt", ""), ("stage", "tokenize"), ("other", "")]
+    # every attribute of the plain span is kept, values rendered as text
+    assert rows[2]["span_attributes"] == {"db.system": "postgresql", "db.statement": "SELECT 1", "retries": "2"}
+    assert [r["span_id"] for r in attempts(project.id)] == [parent.span_id.hex()]
+
+
+def test_llm_attributes_on_the_resource_do_not_make_plain_spans_attempts(alice, ingest):
+    project, key = alice
+    parent = f.attempt()
+    health = f.span(name="GET /health", attributes={"http.route": "/health"})
+    # the cap describes the instance, so it is a resource attribute; the attempt still reads it
+    ingest(key, f.request(parent, health, resource={"llm.scheduler.cap": 8, "gen_ai.request.model": "llama"}))
+    rows = spans(project.id, "role, cap")
+    assert [(r["role"], r["cap"]) for r in rows] == [("attempt", 8), ("other", 8)]
+    assert len(attempts(project.id)) == 1
+
+
+def test_a_bucket_whose_instants_are_missing_is_null_not_zero(alice, ingest):
+    project, key = alice
+    s = f.span(duration_ms=915, attributes=LLM, events={"queued": 0, "admitted": 20, "last_token": 900, "released": 915})
+    ingest(key, f.request(s))
+    [row] = attempts(project.id)
+    # no first_token: t_first_token and t_stream NULL (and ttft); 20; 915 - 900 -> 15; total 915
+    assert buckets(row) == (20, 0, None, None, 15)
+    assert (row["ttft_ms"], row["total_ms"]) == (None, 915)
