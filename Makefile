@@ -2,7 +2,6 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-export DJANGO_SETTINGS_MODULE := latency_obs.settings
 
 .PHONY: run test bench-ingest venv clean
 

@@ -52,7 +52,8 @@ def export_handler(raw: bytes, context) -> bytes:
     try:
         decoded = export(metadata.get("authorization"), raw, "protobuf")
     except KeyError_ as exc:
-        context.abort(grpc.StatusCode.UNAUTHENTICATED, f"{exc.reason}: {exc}")
+        code = grpc.StatusCode.PERMISSION_DENIED if exc.status == 403 else grpc.StatusCode.UNAUTHENTICATED
+        context.abort(code, f"{exc.reason}: {exc}")
     except IngestError as exc:
         context.abort(STATUS_FOR_HTTP.get(exc.status, grpc.StatusCode.INVALID_ARGUMENT), f"{exc.reason}: {exc.message}")
     except SpoolFull:

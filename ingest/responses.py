@@ -11,7 +11,7 @@ from ingest.decode import Decoded, read_body
 
 MEDIA = {"protobuf": "application/x-protobuf", "json": "application/json"}
 # google.rpc.Code for each HTTP status we answer with (Status.code is informative in OTLP/HTTP)
-RPC_CODES = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+RPC_CODES = {400: 3, 401: 16, 403: 7, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 def body(raw: bytes, headers) -> bytes:

@@ -22,7 +22,7 @@ def traces(request) -> HttpResponse:
         raw = _read_limited(request, settings.INGEST_MAX_BODY_BYTES)
         decoded = export(request.headers.get("Authorization"), responses.body(raw, request.headers), encoding)
     except KeyError_ as exc:
-        return responses.error(401, exc.reason, str(exc), encoding)
+        return responses.error(exc.status, exc.reason, str(exc), encoding)
     except IngestError as exc:
         return responses.error(exc.status, exc.reason, exc.message, encoding)
     except SpoolFull:
@@ -43,7 +43,7 @@ def status(request) -> JsonResponse:
     try:
         key = authorize(request.headers.get("Authorization"), "read")
     except KeyError_ as exc:
-        return JsonResponse({"error": exc.reason, "message": str(exc)}, status=401)
+        return JsonResponse({"error": exc.reason, "message": str(exc)}, status=exc.status)
     stats = queries.ingest_status(key.project_id)
     segments, size = get_writer().spool.backlog()
     return JsonResponse({"project": key.project_name, **stats, "spool_segments": segments, "spool_bytes": size})

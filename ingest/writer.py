@@ -20,14 +20,23 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 30.0
 
 
+def _schema_settings() -> dict:
+    """Where ClickHouse finds the OTLP schema: inline for a server, a file in the data dir for chDB.
+
+    TRICKY: chDB caches an inline schema under ./__cache__ of the current directory, so embedded
+    mode writes the schema once to the data dir and names it by absolute path instead.
+    """
+    if not client.is_embedded():
+        return {"format_schema_source": "string", "format_schema": clickhouse_schema(),
+                "format_schema_message_name": SPOOL_MESSAGE}
+    path = settings.DATA_DIR / "otlp_spool_record.proto"
+    if not path.exists() or path.read_text() != clickhouse_schema():
+        path.write_text(clickhouse_schema())
+    return {"format_schema": f"{path}:{SPOOL_MESSAGE}"}
+
+
 def _insert_settings(token: str) -> dict:
-    return {
-        "format_schema_source": "string",
-        "format_schema": clickhouse_schema(),
-        "format_schema_message_name": SPOOL_MESSAGE,
-        "input_format_protobuf_oneof_presence": 1,
-        "insert_deduplication_token": token,
-    }
+    return {**_schema_settings(), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token}
 
 
 def _limits() -> dict:

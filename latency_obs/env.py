@@ -45,3 +45,10 @@ def env_url(name: str, default: str, schemes: tuple[str, ...]) -> str:
     if scheme not in schemes:
         raise ImproperlyConfigured(f"{name} must start with one of {', '.join(s + '://' for s in schemes)}; got {raw!r}")
     return raw
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, default)
+    if raw.upper() not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
+    return raw.upper()

@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from latency_obs.env import env_bool, env_int, env_str, env_url
+from latency_obs.env import env_bool, env_choice, env_int, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("LATENCY_OBS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -52,6 +52,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -89,7 +90,7 @@ CLICKHOUSE_URL = env_url("CLICKHOUSE_URL", f"chdb://{DATA_DIR / 'clickhouse'}", 
 CLICKHOUSE_RETENTION_DAYS = env_int("CLICKHOUSE_RETENTION_DAYS", 30, minimum=1, maximum=10_000)
 
 # Ingest: limits and the durable spool (a 2xx means the spans are on disk or in ClickHouse).
-OTLP_GRPC_PORT = env_int("OTLP_GRPC_PORT", 4317, minimum=0)
+OTLP_GRPC_PORT = env_int("OTLP_GRPC_PORT", 4317, minimum=0, maximum=65535)
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 64 * 1024 * 1024, minimum=1024)
 INGEST_MAX_ATTRIBUTES = env_int("INGEST_MAX_ATTRIBUTES", 128, minimum=1)
 INGEST_MAX_ATTRIBUTE_LENGTH = env_int("INGEST_MAX_ATTRIBUTE_LENGTH", 4096, minimum=16)
@@ -112,8 +113,12 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
+# Served by WhiteNoise in every mode (no CDN, no separate web server); collectstatic fills
+# STATIC_ROOT in images, and without it files are served straight from the apps' static dirs.
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -122,6 +127,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))},
     "loggers": {"waitress.queue": {"level": "ERROR"}},
 }

@@ -21,11 +21,18 @@ class KeyInfo:
 
 
 class KeyError_(Exception):
-    """Authorization failed; reason is missing_key, unknown_key, revoked_key or missing_scope."""
+    """Authorization failed; reason is missing_key or unknown_key (401), or missing_scope (403).
+
+    A revoked key answers unknown_key: the answer does not tell revoked keys from made-up ones.
+    """
 
     def __init__(self, reason: str, message: str):
         super().__init__(message)
         self.reason = reason
+
+    @property
+    def status(self) -> int:
+        return 403 if self.reason == "missing_scope" else 401
 
 
 def bearer_token(header: str | None) -> str:

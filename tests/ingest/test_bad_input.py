@@ -197,7 +197,7 @@ def test_lifecycle_events_out_of_order_are_stored_with_the_negative_bucket_null(
 
 
 @pytest.mark.parametrize("auth", ["revoked", "missing", "read_only", "not_a_key"])
-def test_ingest_without_a_valid_ingest_key_is_a_401(client, alpha, auth):
+def test_ingest_without_a_valid_ingest_key_is_refused(client, alpha, auth):
     project, key = alpha
     expected = {"revoked": "unknown_key", "missing": "missing_key", "read_only": "missing_scope", "not_a_key": "unknown_key"}
     if auth == "revoked":
@@ -208,8 +208,10 @@ def test_ingest_without_a_valid_ingest_key_is_a_401(client, alpha, auth):
         key = ApiKey.issue(project, ["read"])[1]
     else:
         key = None if auth == "missing" else "lo_" + "x" * 43
-    status = failure(post(client, key, f.request(f.attempt())), 401, expected[auth])
-    assert status.code == 16  # UNAUTHENTICATED
+    # a key without the ingest scope is known but not allowed: 403; the others are unknown: 401
+    http, rpc = (403, 7) if auth == "read_only" else (401, 16)  # PERMISSION_DENIED / UNAUTHENTICATED
+    status = failure(post(client, key, f.request(f.attempt())), http, expected[auth])
+    assert status.code == rpc
     assert stored(project) == []
 
 
@@ -263,4 +265,4 @@ def test_ingest_status_counts_the_keys_project_only(client, alpha, bob):
     assert (body["spans_stored"], body["attempts_stored"], body["last_ingested_at"]) == (0, 0, None)
     ingest_only = ApiKey.issue(alice_project, ["ingest"])[1]
     response = client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {ingest_only}")
-    assert (response.status_code, response.json()["error"]) == (401, "missing_scope")
+    assert (response.status_code, response.json()["error"]) == (403, "missing_scope")

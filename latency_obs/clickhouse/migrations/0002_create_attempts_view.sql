@@ -32,8 +32,8 @@ FROM
             -- t_conn: 0 on a reused connection, the connect stages' sum on a new one, else unknown
             multiIf(a.connection_reused = true, 0.,
                     a.connection_reused = false AND c.connect_n > 0, c.connect_ms, NULL) AS t_conn_ms,
-            -- t_retry: on the final attempt of a run, time since the run's first attempt started
-            if(a.attempt = r.final_attempt,
+            -- t_retry: on the final (latest-started) attempt of a run, time since its first attempt started
+            if(a.span_id = r.final_span_id,
                (toUnixTimestamp64Nano(a.start_at) - toUnixTimestamp64Nano(r.first_start_at)) / 1e6, NULL) AS t_retry_ms,
             r.attempt_count AS run_attempt_count
         FROM
@@ -62,9 +62,9 @@ FROM
         ) AS c ON c.c_trace_id = a.trace_id AND c.c_parent_span_id = a.span_id
         LEFT JOIN
         (
-            -- per run (service, run_id): where it started, its last attempt number, its size
-            SELECT service AS r_service, run_id AS r_run_id, min(start_at) AS first_start_at, max(attempt) AS final_attempt,
-                   count() AS attempt_count
+            -- per run (service, run_id): when it started, its final attempt, its size
+            SELECT service AS r_service, run_id AS r_run_id, min(start_at) AS first_start_at,
+                   argMax(span_id, (start_at, attempt)) AS final_span_id, count() AS attempt_count
             FROM spans FINAL
             WHERE project_id = {project_id:UInt32} AND role = 'attempt'
               AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR

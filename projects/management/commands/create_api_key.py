@@ -1,4 +1,6 @@
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_slug
 from django.db import transaction
 
 from projects.models import ApiKey, Project
@@ -13,6 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="a label for the key")
 
     def handle(self, *args, project, scope, name, **options):
+        try:
+            validate_slug(project)
+        except ValidationError:
+            raise CommandError(f"--project must be a slug (letters, digits, - and _), got {project!r}") from None
         try:
             # one transaction: a refused scope must not leave a new, keyless project behind
             with transaction.atomic():
