@@ -1,0 +1,210 @@
+"""End-to-end OTLP/HTTP ingest benchmark of `manage.py up` (embedded chDB), in one run:
+
+  protobuf parse (floor)  ExportTraceServiceRequest.FromString over every body, in this process: the
+                          least any Python ingest of these bytes pays (spans/s).
+  accepted (HTTP 200)     N keep-alive senders (threads, one requests.Session each) POST their share of
+                          the bodies to /v1/traces; total spans / time from the first send to the last
+                          200. Every answer must be a 200 without partial_success, else the run fails.
+  stored (queryable)      total spans / time from the first send until GET /api/v1/ingest/status
+                          reports spans_stored == total (polled every ~100 ms once all are accepted;
+                          all of them must also count as attempts_stored).
+  stored / parse          how close the whole product comes to the parse floor.
+  server peak RSS / CPU   VmHWM and utime+stime of the server process, read before stopping it (CPU
+                          also for the send..stored window alone).
+  other load              CPU seconds that neither the server nor this process used in that window
+                          (/proc/stat): other programs on the machine, which make the figures noisy.
+
+Each repeat runs on a fresh temporary data dir (LATENCY_OBS_DATA_DIR) with its own server; the
+workload is built and serialized once, before any timing (benchmarks/payloads.py). Embedded mode is
+forced (DATABASE_URL, CLICKHOUSE_URL, CELERY_BROKER_URL, INGEST_SPOOL_DIR are dropped) unless given
+with --server-env. Exits non-zero when anything fails; a missed target only prints MISSED.
+
+    .venv/bin/python benchmarks/bench_ingest.py [--spans 200000] [--batch 500] [--senders 4]
+        [--repeat 1] [--seed 1] [--server-env INGEST_SEGMENT_SPANS=50000 ...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from payloads import build_bodies  # noqa: E402
+from server import BenchError, Server, machine_cpu_s, own_cpu_s, proc_figures  # noqa: E402
+
+TARGET = 25_000  # stored spans/s
+
+
+def parse_rate(bodies: list[bytes], spans: int) -> float:
+    """Spans/s of FromString over every body (best of 3 passes; also checks the span count)."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        seen = sum(len(ss.spans) for b in bodies for rs in ExportTraceServiceRequest.FromString(b).resource_spans
+                   for ss in rs.scope_spans)
+        best = min(best, time.perf_counter() - t)
+        if seen != spans:
+            raise BenchError(f"workload holds {seen} spans, expected {spans}")
+    return spans / best
+
+
+def send_all(server: Server, bodies: list[bytes], counts: list[int], senders: int) -> tuple[float, float]:
+    """POST every body with `senders` keep-alive threads; returns (t_first_send, t_last_200) as perf_counter."""
+    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {server.key}"}
+    errors: list[str] = []
+    done_at = [0.0] * senders
+    start = threading.Barrier(senders + 1)
+
+    def sender(n: int) -> None:
+        with requests.Session() as session:
+            start.wait()
+            for i in range(n, len(bodies), senders):
+                if errors:
+                    return
+                try:
+                    r = session.post(f"{server.url}/v1/traces", data=bodies[i], headers=headers, timeout=120)
+                except requests.RequestException as exc:
+                    errors.append(f"body {i}: {exc}")
+                    return
+                if r.status_code != 200:
+                    errors.append(f"body {i}: HTTP {r.status_code} {r.headers.get('X-Latency-Obs-Reason', '')} "
+                                  f"{r.content[:300]!r}")
+                    return
+                partial = ExportTraceServiceResponse.FromString(r.content).partial_success
+                if partial.rejected_spans or partial.error_message:
+                    errors.append(f"body {i} of {counts[i]} spans: partial_success rejected={partial.rejected_spans} "
+                                  f"{partial.error_message!r}")
+                    return
+            done_at[n] = time.perf_counter()
+
+    threads = [threading.Thread(target=sender, args=(n,), daemon=True) for n in range(senders)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    if errors:
+        raise BenchError("send failed: " + "; ".join(errors[:5]))
+    return t0, max(done_at)
+
+
+def wait_stored(server: Server, total: int, timeout_s: float = 300) -> float:
+    """Poll the status API every ~100 ms until spans_stored == total (all of them attempts); returns that moment."""
+    headers = {"Authorization": f"Bearer {server.key}"}
+    deadline, last = time.monotonic() + timeout_s, None
+    with requests.Session() as session:
+        while time.monotonic() < deadline:
+            r = session.get(f"{server.url}/api/v1/ingest/status", headers=headers, timeout=30)
+            if r.status_code != 200:
+                raise BenchError(f"status API answered {r.status_code}: {r.text[:300]}")
+            last = r.json()
+            if last["spans_stored"] == total:
+                done = time.perf_counter()
+                if last["attempts_stored"] != total:  # every span of the workload is a native-form attempt
+                    raise BenchError(f"{last['attempts_stored']} of {total} stored spans were mapped as attempts")
+                return done
+            if last["spans_stored"] > total:
+                raise BenchError(f"status reports {last['spans_stored']} spans stored, more than the {total} sent")
+            time.sleep(0.1)
+    raise BenchError(f"spans_stored did not reach {total} within {timeout_s:.0f} s; last status {last}")
+
+
+def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: dict[str, str]) -> dict:
+    """One server on a fresh data dir: send, wait until stored, read /proc figures, stop."""
+    total = sum(counts)
+    server = Server(server_env)
+    stop_s = None
+    try:
+        server.start()
+        _, cpu_before = proc_figures(server.proc.pid)
+        client_before, machine_before = own_cpu_s(), machine_cpu_s()
+        t0, t_accepted = send_all(server, bodies, counts, senders)
+        t_stored = wait_stored(server, total)
+        rss_mib, cpu = proc_figures(server.proc.pid)
+        client_cpu, machine = own_cpu_s() - client_before, machine_cpu_s() - machine_before
+    except BaseException:
+        if server.proc is not None:
+            print(f"--- server log (tail) ---\n{server.log_tail()}", file=sys.stderr)
+        raise
+    finally:
+        stop_s = server.stop()
+    return {
+        "accepted": total / (t_accepted - t0), "stored": total / (t_stored - t0),
+        "accepted_s": t_accepted - t0, "stored_s": t_stored - t0,
+        "rss_mib": rss_mib, "cpu_s": cpu, "cpu_window_s": cpu - cpu_before, "client_cpu_s": client_cpu,
+        "other_cpu_s": max(0.0, machine - (cpu - cpu_before) - client_cpu),
+        "stop_s": stop_s,
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--spans", type=int, default=200_000)
+    p.add_argument("--batch", type=int, default=500, help="spans per ExportTraceServiceRequest")
+    p.add_argument("--senders", type=int, default=4, help="concurrent keep-alive sender threads")
+    p.add_argument("--repeat", type=int, default=1, help="send phases, each on a fresh data dir; medians printed")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment override for the server and its manage.py commands (repeatable)")
+    a = p.parse_args()
+    if a.spans < 1 or a.batch < 1 or a.senders < 1 or a.repeat < 1:
+        p.error("--spans, --batch, --senders and --repeat must be >= 1")
+    server_env = {}
+    for item in a.server_env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            p.error(f"--server-env wants KEY=VALUE, got {item!r}")
+        server_env[key] = value
+
+    t = time.perf_counter()
+    bodies = build_bodies(a.spans, a.batch, a.seed)
+    counts = [min(a.batch, a.spans - i * a.batch) for i in range(len(bodies))]
+    size = sum(map(len, bodies))
+    print(f"workload: {a.spans:,} spans in {len(bodies)} bodies, {size / 2**20:.1f} MiB protobuf "
+          f"({size / a.spans:.0f} B/span), built in {time.perf_counter() - t:.1f} s", flush=True)
+    parse = parse_rate(bodies, a.spans)
+
+    runs = []
+    try:
+        for n in range(a.repeat):
+            r = run_once(bodies, counts, a.senders, server_env)
+            runs.append(r)
+            print(f"run {n + 1}/{a.repeat}: accepted {r['accepted']:,.0f} spans/s ({r['accepted_s']:.2f} s), "
+                  f"stored {r['stored']:,.0f} spans/s ({r['stored_s']:.2f} s), server CPU {r['cpu_window_s']:.1f} s "
+                  f"in that window, client CPU {r['client_cpu_s']:.1f} s, other load {r['other_cpu_s']:.1f} CPU-s, "
+                  f"stop {r['stop_s']:.1f} s", flush=True)
+    except BenchError as exc:
+        print(f"\ningest benchmark FAILED: {exc}", file=sys.stderr)
+        return 1
+
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    label = f"median of {a.repeat} runs" if a.repeat > 1 else "1 run"
+    overrides = " ".join(f"{k}={v}" for k, v in server_env.items()) or "none"
+    verdict = "ok" if med["stored"] >= TARGET else "MISSED"
+    print(f"\ningest benchmark: {a.spans:,} spans in {len(bodies)} requests of {a.batch}, "
+          f"{a.senders} keep-alive senders ({label}; server env overrides: {overrides})")
+    print(f"protobuf parse (floor):    {parse:>9,.0f} spans/s")
+    print(f"accepted (HTTP 200):       {med['accepted']:>9,.0f} spans/s")
+    print(f"stored (queryable):        {med['stored']:>9,.0f} spans/s   target >= {TARGET:,}  {verdict}")
+    print(f"stored / parse:            {med['stored'] / parse:>9.3f}")
+    print(f"server peak RSS / CPU:     {med['rss_mib']:>9,.0f} MiB / {med['cpu_s']:.1f} s "
+          f"({med['cpu_window_s']:.1f} s from first send to stored)")
+    busy = med["other_cpu_s"] / med["stored_s"]
+    print(f"other load on the machine:  {busy:>8.2f} cores of {os.cpu_count()}"
+          + ("   (figures depressed by other programs)" if busy > 0.2 else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

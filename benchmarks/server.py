@@ -1,0 +1,132 @@
+"""The server side of the ingest benchmark: `manage.py up` on a throw-away data dir, and /proc figures.
+
+Server(env).start() makes a temporary LATENCY_OBS_DATA_DIR, runs `manage.py migrate` and
+`manage.py create_api_key --project bench --scope ingest,read` (its stdout is the key), starts
+`manage.py up` on a free port (gRPC on a free port too) and waits for GET /healthz to answer 200.
+stop() sends SIGINT, waits for the drain and the exit, and removes the directory. Embedded mode is
+forced: DATABASE_URL, CLICKHOUSE_URL, CELERY_BROKER_URL and INGEST_SPOOL_DIR are dropped from the
+inherited environment (give them in `env` to override).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+DROPPED_ENV = ("DATABASE_URL", "CLICKHOUSE_URL", "CELERY_BROKER_URL", "INGEST_SPOOL_DIR")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+class BenchError(Exception):
+    """Something failed: the run's figures are not valid."""
+
+
+def machine_cpu_s() -> float:
+    """CPU seconds all cores spent busy since boot (/proc/stat: everything but idle and iowait)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / CLK_TCK
+
+
+def own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_figures(pid: int) -> tuple[float, float]:
+    """(peak RSS in MiB, CPU seconds user+system) of a live process, from /proc."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    hwm_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return hwm_kib / 1024, (int(fields[11]) + int(fields[12])) / CLK_TCK  # stat fields 14, 15: utime, stime
+
+
+class Server:
+    """`manage.py up` on a fresh temp data dir: migrate, issue a key, start, wait for /healthz; stop()."""
+
+    def __init__(self, server_env: dict[str, str]):
+        self.dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        self.env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
+        self.env.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", LATENCY_OBS_DATA_DIR=str(self.dir / "data"),
+                        PYTHONUNBUFFERED="1", LOG_LEVEL=self.env.get("LOG_LEVEL", "WARNING"))
+        self.env.update(server_env)
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.dir / "server.log"
+        self.key = ""
+        self.port = 0
+
+    def _manage(self, *args: str) -> str:
+        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode:
+            raise BenchError(f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def start(self) -> None:
+        self._manage("migrate", "--noinput", "-v", "0")
+        self.key = self._manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
+        if not self.key or "\n" in self.key:
+            raise BenchError(f"create_api_key printed {self.key!r}, expected one key")
+        self.port = free_port()
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [str(PYTHON), "manage.py", "up", "--host", "127.0.0.1", "--port", str(self.port), "--grpc-port", "0"],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BenchError(f"server exited with {self.proc.returncode} before answering:\n{self.log_tail()}")
+            try:
+                if requests.get(f"{self.url}/healthz", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise BenchError(f"server did not answer /healthz within 120 s:\n{self.log_tail()}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return "(no server log)"
+
+    def stop(self) -> float:
+        """SIGINT, wait for the drain and exit, remove the temp dir; returns seconds taken.
+
+        SIGKILL when it has not exited 120 s later, or when this wait is itself interrupted (Ctrl-C).
+        """
+        t = time.monotonic()
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGINT)
+                try:
+                    self.proc.wait(timeout=120)
+                except BaseException as exc:
+                    self.proc.kill()
+                    self.proc.wait()
+                    if isinstance(exc, subprocess.TimeoutExpired):
+                        raise BenchError(f"server did not stop within 120 s of SIGINT:\n{self.log_tail()}") from None
+                    raise
+                if self.proc.returncode != 0:
+                    raise BenchError(f"server exited with {self.proc.returncode} on SIGINT:\n{self.log_tail()}")
+            return time.monotonic() - t
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
