@@ -17,11 +17,34 @@ from pathlib import Path
 from ingest.otlp_proto import frame, read_varint, spool_record
 
 SUFFIX = ".seg"
+BATCH_SUFFIX = ".batch"
 _counter = itertools.count()
 
 
 class SpoolFull(Exception):
     """The spool passed its size limit: ClickHouse is behind or down. Answer 429/503 with Retry-After."""
+
+
+@dataclass
+class Batch:
+    """Segments inserted together under one deduplication token, named by a manifest on disk.
+
+    The manifest is written before the INSERT, so a writer that dies between the INSERT and the
+    removal replays exactly this group under the same token, and ClickHouse drops the replay.
+    """
+
+    token: str
+    segments: list
+    manifest: Path
+
+    def remove(self) -> None:
+        for segment in self.segments:
+            segment.remove()
+        self.manifest.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        for segment in self.segments:
+            segment.release()
 
 
 @dataclass
@@ -44,6 +67,9 @@ class Segment:
                 break
             pos = start + length
         return pos
+
+    def size(self) -> int:
+        return os.fstat(self.fd).st_size
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -104,9 +130,9 @@ class Spool:
                 self._close()
 
     # -- claiming (writer threads) -----------------------------------------------------------
-    def claim(self):
+    def claim(self, paths=None):
         """Yield segments nobody holds, oldest first; the caller removes or releases each."""
-        for path in sorted(self.directory.glob("*" + SUFFIX)):
+        for path in sorted(self.directory.glob("*" + SUFFIX)) if paths is None else paths:
             try:
                 fd = os.open(path, os.O_RDWR)
             except FileNotFoundError:
@@ -120,6 +146,34 @@ class Spool:
                 os.close(fd)
                 continue
             yield Segment(path, fd)
+
+    def claim_batch(self, max_bytes: int) -> Batch | None:
+        """The next group to insert: a batch left by a dead writer first, else new segments up to max_bytes."""
+        for manifest in sorted(self.directory.glob("*" + BATCH_SUFFIX)):
+            paths = [self.directory / name for name in manifest.read_text().split()]
+            segments = list(self.claim(paths))
+            # TRICKY: a segment of this batch may still be held by its (living) writer: leave it be.
+            if len(segments) < sum(p.exists() for p in paths):
+                Batch(manifest.stem, segments, manifest).release()
+                continue
+            return Batch(manifest.stem, segments, manifest)
+        group, size = [], 0
+        for segment in self.claim():
+            if group and size + segment.size() > max_bytes:
+                segment.release()
+                break
+            group.append(segment)
+            size += segment.size()
+        if not group:
+            return None
+        manifest = self.directory / (group[0].path.stem + BATCH_SUFFIX)
+        tmp = manifest.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write("\n".join(s.path.name for s in group))
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.rename(manifest)
+        return Batch(manifest.stem, group, manifest)
 
     def backlog(self) -> tuple[int, int]:
         """(segments, bytes) waiting in the spool, the open segment included."""

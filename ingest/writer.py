@@ -13,7 +13,7 @@ from django.conf import settings
 
 from ingest import mapping
 from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
-from ingest.spool import Segment, Spool
+from ingest.spool import Batch, Segment, Spool
 from latency_obs.clickhouse import client
 
 log = logging.getLogger(__name__)
@@ -43,26 +43,38 @@ def _limits() -> dict:
     return {"max_attributes": settings.INGEST_MAX_ATTRIBUTES, "max_attribute_length": settings.INGEST_MAX_ATTRIBUTE_LENGTH}
 
 
-def insert_segment(segment: Segment) -> bool:
-    """Insert a claimed segment's whole records; False when it held none (nothing to insert)."""
+def _whole_records(segment: Segment) -> int:
+    """Bytes of whole records; a torn last record (never acknowledged) is cut off the file."""
     size = segment.complete_bytes()
-    if size == 0:
-        return False
-    if size < segment.path.stat().st_size:
+    if 0 < size < segment.size():
         log.warning("spool segment %s: cutting a torn last record (never acknowledged)", segment.path.name)
         os.ftruncate(segment.fd, size)
-    token = segment.path.name
+    return size
+
+
+def insert_batch(batch: Batch) -> int:
+    """Insert a claimed batch in ONE statement; returns how many segments held records.
+
+    TRICKY: every INSERT pays ~0.1-0.3 s to parse and plan the mapping SQL, whatever its size,
+    so several segments go into one INSERT (measured: ~25k spans/s one by one, ~40k together).
+    """
+    segments = [s for s in batch.segments if _whole_records(s)]
+    if not segments:
+        return 0
+    settings_ = _insert_settings(batch.token)
     if client.is_embedded():
+        names = ",".join(s.path.name for s in segments)
+        path = f"{segments[0].path.parent}/{{{names}}}" if len(segments) > 1 else str(segments[0].path)
         sql = mapping.insert_sql("file({path:String}, 'Protobuf', {structure:String})")
-        client.command(sql, parameters={"path": str(segment.path), "structure": mapping.STRUCTURE, **_limits()},
-                       settings=_insert_settings(token))
+        client.command(sql, parameters={"path": path, "structure": mapping.STRUCTURE, **_limits()}, settings=settings_,
+                       role="writer")
     else:
-        # A ClickHouse server cannot read our disk: send the segment as the INSERT's body.
-        data = os.pread(segment.fd, size, 0)
+        # A ClickHouse server cannot read our disk: the segments' records are the INSERT's body.
+        data = b"".join(os.pread(s.fd, s.size(), 0) for s in segments)
         sql = mapping.insert_sql("input({structure:String})") + "\nFORMAT Protobuf"
-        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()},
-                       settings=_insert_settings(token), data=data)
-    return True
+        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()}, settings=settings_, data=data,
+                       role="writer")
+    return len(segments)
 
 
 class Writer:
@@ -98,14 +110,13 @@ class Writer:
         with self._flush_lock:
             self.spool.rotate(force=force)
             done = 0
-            for segment in self.spool.claim():
+            while (batch := self.spool.claim_batch(settings.INGEST_BATCH_BYTES)) is not None:
                 try:
-                    if insert_segment(segment):
-                        done += 1
+                    done += insert_batch(batch)
                 except BaseException:
-                    segment.release()
+                    batch.release()
                     raise
-                segment.remove()
+                batch.remove()
             self.inserted_segments += done
             self.spool.refresh_backlog()
             return done

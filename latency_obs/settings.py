@@ -98,6 +98,8 @@ INGEST_SPOOL_DIR = Path(env_str("INGEST_SPOOL_DIR", str(DATA_DIR / "spool"))).re
 INGEST_SPOOL_MAX_BYTES = env_int("INGEST_SPOOL_MAX_BYTES", 1024 * 1024 * 1024, minimum=1024 * 1024)
 INGEST_SPOOL_FSYNC = env_bool("INGEST_SPOOL_FSYNC", True)
 INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
+# Segments inserted by one INSERT, up to this many bytes (~90k spans): the per-INSERT cost is high.
+INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 

@@ -15,7 +15,7 @@ from clickhouse_connect.driver.exceptions import ClickHouseError as DriverError
 from django.conf import settings
 
 log = logging.getLogger(__name__)
-_client = None
+_clients: dict[str, object] = {}
 _lock = threading.Lock()
 HOLDER_FILE = "holder.pid"
 
@@ -54,14 +54,19 @@ def _read_holder(path: str) -> str:
         return ""
 
 
-def get_client():
-    """The process-wide client, created on first use (thread-safe)."""
-    global _client
-    if _client is None:
+def get_client(role: str = "default"):
+    """The process's client for `role`, created on first use (thread-safe).
+
+    The spool writer has a client of its own: a client serialises its calls, and an INSERT of a
+    large batch takes seconds, which reads (dashboards, status) should not wait behind.
+    """
+    client = _clients.get(role)
+    if client is None:
         with _lock:
-            if _client is None:
-                _client = _connect()
-    return _client
+            client = _clients.get(role)
+            if client is None:
+                client = _clients[role] = _connect()
+    return client
 
 
 def _connect():
@@ -73,7 +78,8 @@ def _connect():
             raise ClickHouseError("unavailable", f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
     path = embedded_path()
     Path(path).mkdir(parents=True, exist_ok=True)
-    if _held_elsewhere(path):
+    # TRICKY: once this process has the engine open, its own lock on `status` would look foreign.
+    if not _clients and _held_elsewhere(path):
         raise EmbeddedStoreBusy(path)
     try:
         client = clickhouse_connect.get_client(dsn=url)
@@ -123,8 +129,9 @@ def query_rows(sql: str, parameters: dict | None = None, settings: dict | None =
     return _call(get_client().query, sql, parameters=parameters, settings=settings).result_rows
 
 
-def command(sql: str, parameters: dict | None = None, settings: dict | None = None, data: bytes | None = None):
-    return _call(get_client().command, sql, parameters=parameters, settings=settings, data=data)
+def command(sql: str, parameters: dict | None = None, settings: dict | None = None, data: bytes | None = None,
+            role: str = "default"):
+    return _call(get_client(role).command, sql, parameters=parameters, settings=settings, data=data)
 
 
 def insert(table: str, rows: list[list], column_names: list[str]) -> None:
@@ -132,9 +139,8 @@ def insert(table: str, rows: list[list], column_names: list[str]) -> None:
 
 
 def close() -> None:
-    """Release the process-wide client (embedded: frees the data directory)."""
-    global _client
+    """Release this process's clients (embedded: frees the data directory)."""
     with _lock:
-        if _client is not None:
-            _client.close()
-            _client = None
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
