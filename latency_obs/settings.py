@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "projects",
     "ingest",
     "analysis",
+    "simulator",
 ]
 
 MIDDLEWARE = [

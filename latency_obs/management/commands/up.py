@@ -51,6 +51,8 @@ class Command(BaseCommand):
             load_demo(self.stdout)
             self.stdout.write(banner(url))
         self.stdout.flush()
+        # TRICKY: set SIGINT too: a process started from a background shell inherits it ignored.
+        signal.signal(signal.SIGINT, _raise_interrupt)
         signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             web.run()

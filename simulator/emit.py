@@ -1,0 +1,195 @@
+"""Simulated runs -> spans through the real OpenTelemetry SDK and OTLP exporters (HTTP or gRPC).
+
+The simulated clock is written into span and event timestamps, so an hour of traffic is sent in
+seconds. `native` is the span convention latency_obs teaches (lifecycle events and stage spans);
+`vllm` is what vLLM's --otlp-traces-endpoint emits (an `llm_request` span with gen_ai.latency.*).
+"""
+import queue
+import random
+import threading
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+from simulator.model import Attempt, Run
+
+NS_PER_MS = 1_000_000
+
+
+class SeededIds(IdGenerator):
+    """Trace and span ids from a seeded generator: the same seed sends the same ids."""
+
+    def __init__(self, seed: int):
+        self._rng = random.Random(f"ids:{seed}")
+        self._lock = threading.Lock()
+
+    def generate_span_id(self) -> int:
+        with self._lock:
+            return self._rng.getrandbits(64) or 1
+
+    def generate_trace_id(self) -> int:
+        with self._lock:
+            return self._rng.getrandbits(128) or 1
+
+
+class BlockingBatchProcessor(SpanProcessor):
+    """Batches ended spans for one exporter thread; blocks the producer instead of dropping spans.
+
+    The SDK's BatchSpanProcessor drops spans when its queue is full, which a simulator producing
+    an hour of spans in seconds would always do.
+    """
+
+    def __init__(self, exporter, batch_size: int = 2000, max_pending: int = 4):
+        self.exporter, self.batch_size = exporter, batch_size
+        self._batch: list = []
+        self._lock = threading.Lock()
+        self._queue: queue.Queue = queue.Queue(maxsize=max_pending)
+        self.exported = self.failed = 0
+        self._thread = threading.Thread(target=self._run, name="sim-exporter", daemon=True)
+        self._thread.start()
+
+    def on_start(self, span, parent_context=None) -> None:
+        pass
+
+    def on_end(self, span) -> None:
+        with self._lock:
+            self._batch.append(span)
+            full = self._batch if len(self._batch) >= self.batch_size else None
+            if full:
+                self._batch = []
+        if full:
+            self._queue.put(full)
+
+    def _run(self) -> None:
+        while (batch := self._queue.get()) is not None:
+            if self.exporter.export(batch) == SpanExportResult.SUCCESS:
+                self.exported += len(batch)
+            else:
+                self.failed += len(batch)
+            self._queue.task_done()
+        self._queue.task_done()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        with self._lock:
+            batch, self._batch = self._batch, []
+        if batch:
+            self._queue.put(batch)
+        self._queue.join()
+        return True
+
+    def shutdown(self) -> None:
+        if not self._thread.is_alive():
+            return  # shared by several providers: shut down once
+        self.force_flush()
+        self._queue.put(None)
+        self._thread.join()
+        self.exporter.shutdown()
+
+
+def make_exporter(endpoint: str, key: str, protocol: str):
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        target = endpoint.split("://", 1)[-1]
+        return OTLPSpanExporter(endpoint=target, insecure=True, headers=(("authorization", f"Bearer {key}"),), timeout=60)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+
+class Emitter:
+    """Sends runs as spans; one TracerProvider per (service, instance), one shared export pipeline."""
+
+    def __init__(self, exporter, base_ns: int, fmt: str = "native", seed: int = 1, cap: int = 16):
+        self.base_ns, self.fmt, self.cap = base_ns, fmt, cap
+        self.processor = BlockingBatchProcessor(exporter)
+        self._ids = SeededIds(seed)
+        self._tracers: dict = {}
+        self.runs = 0
+
+    def _ns(self, ms: float) -> int:
+        return self.base_ns + int(ms * NS_PER_MS)
+
+    def _tracer(self, service: str, instance: str):
+        key = (service, instance)
+        if key not in self._tracers:
+            attrs = {"service.name": service, "deployment.environment": "simulated"}
+            if instance:
+                attrs["service.instance.id"] = instance
+            if self.fmt == "vllm":
+                attrs.update({"vllm.instrumenting_module_name": "vllm.llm_engine", "vllm.process_id": str(1000 + len(self._tracers))})
+            provider = TracerProvider(resource=Resource.create(attrs), id_generator=self._ids, shutdown_on_exit=False)
+            provider.add_span_processor(self.processor)
+            self._tracers[key] = provider.get_tracer("latency_obs.simulator")
+        return self._tracers[key]
+
+    def emit(self, run: Run, cap: int | None = None) -> None:
+        self.runs += 1
+        if self.fmt == "vllm":
+            for attempt in run.attempts:
+                if attempt.status == "ok":
+                    self._vllm_request(run, attempt)
+            return
+        app = self._tracer(f"{run.service}-app", "")
+        root = app.start_span("chat.handle", kind=SpanKind.SERVER, start_time=self._ns(run.start),
+                              attributes={"tenant.id": run.tenant, "http.route": run.route})
+        context = set_span_in_context(root)
+        for stage in run.stages:
+            self._stage(app, context, stage)
+        for attempt in run.attempts:
+            self._attempt(run, attempt, context, cap or self.cap)
+        root.end(end_time=self._ns(run.end))
+
+    def _stage(self, tracer, context, stage) -> None:
+        span = tracer.start_span(stage.name, context=context, kind=SpanKind.INTERNAL, start_time=self._ns(stage.start),
+                                 attributes={"llm.stage": stage.name})
+        span.end(end_time=self._ns(stage.end))
+
+    def _attempt(self, run: Run, a: Attempt, context, cap: int) -> None:
+        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}")
+        attrs = {
+            "tenant.id": run.tenant, "llm.route": run.route, "gen_ai.request.model": run.model,
+            "gen_ai.usage.input_tokens": run.input_tokens, "llm.run.id": run.id, "llm.attempt": a.number,
+            "llm.scheduler.cap": cap,
+        }
+        if a.admitted is not None:
+            attrs["llm.connection.reused"] = a.reused
+        if a.status == "ok":
+            attrs["gen_ai.usage.output_tokens"] = run.output_tokens
+        else:
+            attrs["llm.retry.cause"] = a.cause
+        span = tracer.start_span("llm.request", context=context, kind=SpanKind.SERVER, start_time=self._ns(a.start),
+                                 attributes=attrs)
+        for name in ("queued", "admitted", "first_token", "last_token", "released"):
+            at = getattr(a, name)
+            if at is not None:
+                span.add_event(name, timestamp=self._ns(at))
+        child = set_span_in_context(span)
+        for stage in a.stages:
+            self._stage(tracer, child, stage)
+        if a.status != "ok":
+            span.set_status(Status(StatusCode.ERROR, a.cause))
+        span.end(end_time=self._ns(a.end))
+
+    def _vllm_request(self, run: Run, a: Attempt) -> None:
+        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}")
+        seconds = lambda later, earlier: (later - earlier) / 1000.0  # noqa: E731
+        span = tracer.start_span("llm_request", kind=SpanKind.SERVER, start_time=self._ns(a.queued), attributes={
+            "gen_ai.latency.time_in_queue": seconds(a.admitted, a.queued),
+            "gen_ai.latency.time_to_first_token": seconds(a.first_token, a.queued),
+            "gen_ai.latency.e2e": seconds(a.last_token, a.queued),
+            "gen_ai.latency.time_in_model_prefill": seconds(a.first_token, a.admitted),
+            "gen_ai.latency.time_in_model_decode": seconds(a.last_token, a.first_token),
+            "gen_ai.latency.time_in_model_inference": seconds(a.last_token, a.admitted),
+            "gen_ai.usage.prompt_tokens": run.input_tokens, "gen_ai.usage.completion_tokens": run.output_tokens,
+            "gen_ai.request.id": f"{run.id}-{a.number}", "gen_ai.request.max_tokens": 4096,
+        })
+        span.end(end_time=self._ns(a.released))
+
+    def close(self) -> tuple[int, int]:
+        """Flush everything; returns (spans exported, spans that failed to export)."""
+        self.processor.shutdown()
+        return self.processor.exported, self.processor.failed

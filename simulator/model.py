@@ -1,0 +1,309 @@
+"""A discrete-event model of an LLM request path (seeds 000, 002, 003), on a simulated clock.
+
+client (retries, back-off, timeouts) -> gateway instance: admission queue + concurrency cap, a
+scheduler that can stall -> connection to the engine (reused, or a new `connect` with a cold
+start) -> preprocessing (tokenize, prompt_build, policy) on a small CPU pool -> network hop ->
+engine (prefill slowed by long contexts in flight, decode slowed by batch load) -> post.
+
+`simulate()` yields finished runs in order of completion; times are ms from the start.
+Deterministic for a given seed.
+"""
+import heapq
+import itertools
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from simulator.scenarios import Scenario
+
+LONG_PROMPT = 8000  # tokens: a context long enough to press on the KV cache
+
+
+@dataclass
+class Stage:
+    name: str
+    start: float
+    end: float
+
+
+@dataclass(eq=False)  # identity semantics: attempts live in sets and queues
+class Attempt:
+    run: "Run"
+    number: int
+    instance: int
+    start: float
+    reused: bool = True
+    admitted: float | None = None
+    first_token: float | None = None
+    last_token: float | None = None
+    released: float | None = None
+    end: float = 0.0
+    status: str = "ok"
+    cause: str = ""
+    stages: list = field(default_factory=list)
+    done: bool = False
+    state: str = "queued"  # queued, connecting, cpu_wait, cpu, network, engine
+
+    @property
+    def queued(self) -> float:
+        return self.start
+
+
+@dataclass(eq=False)
+class Run:
+    id: str
+    service: str
+    tenant: str
+    route: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    start: float
+    attempts: list = field(default_factory=list)
+    stages: list = field(default_factory=list)  # retrieval / tool, under the run's root span
+    end: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.attempts[-1].status == "ok"
+
+
+class Instance:
+    def __init__(self, index: int, cap: int, cpu_workers: int):
+        self.index, self.cap = index, cap
+        self.queue: deque = deque()
+        self.in_flight: set = set()
+        self.stalled = False
+        self.cpu_free = cpu_workers
+        self.cpu_queue: deque = deque()
+
+    def long_in_flight(self) -> int:
+        return sum(1 for a in self.in_flight if a.run.input_tokens >= LONG_PROMPT)
+
+
+class Simulation:
+    def __init__(self, scenario: Scenario, duration_s: float, seed: int, service: str, start_ms: float = 0.0):
+        self.s, self.duration_ms, self.service = scenario, duration_s * 1000.0, service
+        self.rng = random.Random(f"{seed}:{service}:{scenario.name}")
+        self.start_ms = start_ms
+        self.now = start_ms
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._run_ids = itertools.count(1)
+        self.instances = [Instance(i, scenario.cap, scenario.cpu_workers) for i in range(scenario.instances)]
+        self.finished: list[Run] = []
+        self.seed = seed
+
+    # -- event loop --------------------------------------------------------------------------
+    def at(self, t: float, fn, *args) -> None:
+        heapq.heappush(self._heap, (t, next(self._seq), fn, args))
+
+    def __iter__(self):
+        """Finished runs, in completion order."""
+        for tenant in self.s.tenants:
+            self.at(self.start_ms, self._next_arrival, tenant)
+        for inst in self.instances:
+            if self.s.stall_every_s > 0:
+                self.at(self.start_ms + self._exp(self.s.stall_every_s * 1000), self._stall, inst)
+        while self._heap:
+            self.now, _, fn, args = heapq.heappop(self._heap)
+            fn(*args)
+            while self.finished:
+                yield self.finished.pop(0)
+
+    # -- randomness --------------------------------------------------------------------------
+    def _exp(self, mean: float) -> float:
+        return self.rng.expovariate(1.0 / mean)
+
+    def _noisy(self, median: float, sigma: float = 0.25) -> float:
+        return median * math.exp(self.rng.gauss(0.0, sigma))
+
+    def _pick(self, weighted) -> str:
+        names, weights = zip(*weighted)
+        return self.rng.choices(names, weights)[0]
+
+    # -- arrivals ----------------------------------------------------------------------------
+    def _rate_per_ms(self, tenant, t: float) -> float:
+        frac = (t - self.start_ms) / self.duration_ms
+        boost = max([m for start, length, m in tenant.bursts if start <= frac < start + length] or [1.0])
+        total_share = sum(x.share for x in self.s.tenants)
+        return self.s.rps * tenant.share / total_share * boost / 1000.0
+
+    def _next_arrival(self, tenant) -> None:
+        peak = self._rate_per_ms(tenant, self.now) * max([1.0] + [b[2] for b in tenant.bursts])
+        t = self.now
+        while True:  # thinning: a Poisson process whose rate changes with bursts
+            t += self._exp(1.0 / peak)
+            if t >= self.start_ms + self.duration_ms:
+                return
+            if self.rng.random() < self._rate_per_ms(tenant, t) / peak:
+                break
+        self.at(t, self._arrive, tenant)
+
+    def _arrive(self, tenant) -> None:
+        self._next_arrival(tenant)
+        long = self.rng.random() < tenant.long_prompt_share
+        prompt = int(self._noisy(12000 if long else tenant.prompt_tokens, 0.5))
+        run = Run(
+            id=f"run-{self.seed}-{self.service}-{next(self._run_ids)}", service=self.service, tenant=tenant.name,
+            route=self._pick(self.s.routes), model=self._pick(self.s.models), input_tokens=max(1, prompt),
+            output_tokens=max(1, int(self._noisy(tenant.output_tokens, 0.6))), start=self.now,
+        )
+        t = self.now
+        if self.rng.random() < self.s.retrieval_share:
+            retrieval = self._noisy(self.s.retrieval_ms, 0.4)
+            run.stages.append(Stage("retrieval", t, t + retrieval))
+            t += retrieval
+        self.at(t + 1.0, self._start_attempt, run)
+
+    # -- gateway -----------------------------------------------------------------------------
+    def _start_attempt(self, run: Run) -> None:
+        a, b = self.rng.sample(self.instances, 2) if len(self.instances) > 1 else (self.instances[0],) * 2
+        inst = min((a, b), key=lambda i: len(i.queue) + len(i.in_flight))
+        attempt = Attempt(run, len(run.attempts) + 1, inst.index, self.now)
+        run.attempts.append(attempt)
+        if len(inst.queue) >= self.s.rate_limit_queue:
+            self.at(self.now + 2.0, self._fail, attempt, "rate_limited")
+            return
+        inst.queue.append(attempt)
+        self.at(self.now + self.s.timeout_s * 1000.0, self._timeout, attempt)
+        self._admit(inst)
+
+    def _stall(self, inst: Instance) -> None:
+        inst.stalled = True
+        self.at(self.now + self._noisy(self.s.stall_ms, 0.3), self._unstall, inst)
+
+    def _unstall(self, inst: Instance) -> None:
+        inst.stalled = False
+        self._admit(inst)
+        if self.now < self.start_ms + self.duration_ms:
+            self.at(self.now + self._exp(self.s.stall_every_s * 1000), self._stall, inst)
+
+    def _admit(self, inst: Instance) -> None:
+        while inst.queue and not inst.stalled and len(inst.in_flight) < inst.cap:
+            attempt = inst.queue.popleft()
+            attempt.admitted, attempt.state = self.now, "connecting"
+            inst.in_flight.add(attempt)
+            attempt.reused = self.rng.random() < self._reuse_probability()
+            if attempt.reused:
+                self._connected(attempt)
+            else:
+                connect = self._noisy(self.s.connect_ms, 0.5)
+                attempt.stages.append(Stage("connect", self.now, self.now + connect))
+                self.at(self.now + connect, self._connected, attempt)
+
+    def _reuse_probability(self) -> float:
+        p = self.s.reuse_probability
+        if self.s.churn_wave_minutes > 0:  # pools recycled in waves: churn differs window to window
+            p += 0.4 * math.sin(2 * math.pi * (self.now - self.start_ms) / (self.s.churn_wave_minutes * 60000))
+        return min(1.0, max(0.0, p))
+
+    def _connected(self, attempt: Attempt) -> None:
+        if attempt.done:
+            return
+        if self.rng.random() < self.s.connection_error_rate:
+            self._fail(attempt, "connection_error")
+            return
+        inst = self.instances[attempt.instance]
+        attempt.state = "cpu_wait"
+        inst.cpu_queue.append(attempt)
+        self._start_cpu(inst)
+
+    # -- preprocessing on the CPU pool -------------------------------------------------------
+    def _start_cpu(self, inst: Instance) -> None:
+        while inst.cpu_free and inst.cpu_queue:
+            attempt = inst.cpu_queue.popleft()
+            if attempt.done:
+                continue
+            inst.cpu_free -= 1
+            attempt.state, t = "cpu", self.now
+            tokens_k = attempt.run.input_tokens / 1000.0
+            for name, ms in (("tokenize", self.s.tokenize_ms_per_1k * tokens_k), ("prompt_build", self.s.prompt_build_ms),
+                             ("policy", self.s.policy_ms)):
+                d = self._noisy(max(ms, 0.2))
+                attempt.stages.append(Stage(name, t, t + d))
+                t += d
+            self.at(t, self._cpu_done, attempt)
+
+    def _cpu_done(self, attempt: Attempt) -> None:
+        inst = self.instances[attempt.instance]
+        inst.cpu_free += 1
+        self._start_cpu(inst)
+        if attempt.done:
+            return
+        hop = self._noisy(self.s.network_ms, 0.35)
+        attempt.stages.append(Stage("network", self.now, self.now + hop))
+        attempt.state = "network"
+        self.at(self.now + hop, self._engine, attempt)
+
+    # -- engine ------------------------------------------------------------------------------
+    def _engine(self, attempt: Attempt) -> None:
+        if attempt.done:
+            return
+        inst, s, run = self.instances[attempt.instance], self.s, attempt.run
+        attempt.state = "engine"
+        load = len(inst.in_flight) / inst.cap
+        pressure = 1.0 + s.kv_pressure * inst.long_in_flight() / inst.cap
+        prefill = self._noisy(s.prefill_ms_per_1k * run.input_tokens / 1000.0 * pressure + 15.0)
+        if not attempt.reused:
+            prefill += s.cold_start_ms * self.rng.uniform(0.3, 1.7)
+        if self.rng.random() < s.server_error_rate:
+            self.at(self.now + prefill * self.rng.uniform(0.2, 0.9), self._fail, attempt, "server_error")
+            return
+        per_token = self._noisy(s.decode_ms_per_token * (1.0 + s.batch_slowdown * load), 0.15)
+        attempt.first_token = self.now + prefill
+        attempt.last_token = attempt.first_token + per_token * max(run.output_tokens - 1, 0)
+        post = self._noisy(s.post_ms + s.post_ms_per_1k_output * run.output_tokens / 1000.0)
+        attempt.released = attempt.last_token + post
+        attempt.stages.append(Stage("post", attempt.last_token, attempt.released))
+        self.at(attempt.released, self._release, attempt)
+
+    def _release(self, attempt: Attempt) -> None:
+        if attempt.done:
+            return
+        self._finish(attempt, "ok", "")
+
+    # -- endings -----------------------------------------------------------------------------
+    def _timeout(self, attempt: Attempt) -> None:
+        """Streaming clients time out waiting for the first token; once tokens flow they wait."""
+        if not attempt.done and not (attempt.first_token is not None and attempt.first_token <= self.now):
+            self._fail(attempt, "timeout")
+
+    def _fail(self, attempt: Attempt, cause: str) -> None:
+        if attempt.done:
+            return
+        # instants not reached by now never happened
+        for name in ("first_token", "last_token", "released"):
+            if (getattr(attempt, name) or 0) > self.now:
+                setattr(attempt, name, None)
+        attempt.stages = [st for st in attempt.stages if st.start < self.now]
+        for st in attempt.stages:
+            st.end = min(st.end, self.now)
+        self._finish(attempt, "error", cause)
+
+    def _finish(self, attempt: Attempt, status: str, cause: str) -> None:
+        attempt.done, attempt.status, attempt.cause, attempt.end = True, status, cause, self.now
+        inst = self.instances[attempt.instance]
+        if attempt in inst.queue:
+            inst.queue.remove(attempt)
+        if attempt in inst.in_flight:
+            inst.in_flight.discard(attempt)
+            self._admit(inst)
+        run = attempt.run
+        if status == "error" and attempt.number < self.s.max_attempts:
+            backoff = self.s.backoff_ms * 2 ** (attempt.number - 1) * self.rng.uniform(0.5, 1.5)
+            self.at(self.now + backoff, self._start_attempt, run)
+            return
+        t = self.now
+        if status == "ok" and self.rng.random() < self.s.tool_share:
+            tool = self._noisy(self.s.tool_ms, 0.5)
+            run.stages.append(Stage("tool", t, t + tool))
+            t += tool
+        run.end = t + 1.0
+        self.finished.append(run)
+
+
+def simulate(scenario: Scenario, duration_s: float, seed: int = 1, service: str | None = None, start_ms: float = 0.0):
+    """Finished runs of `scenario` over `duration_s` simulated seconds, in completion order."""
+    return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms))

@@ -1,0 +1,67 @@
+"""Drive a simulation into an emitter: as fast as possible, or in real time (--live)."""
+import re
+import time
+from dataclasses import dataclass, replace
+
+from simulator.emit import Emitter
+from simulator.model import simulate
+from simulator.scenarios import Scenario, Tenant
+
+DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """'30m', '1h', '90s', '45' (seconds) -> seconds."""
+    match = DURATION_RE.match(text.strip().lower())
+    if not match:
+        raise ValueError(f"duration must look like 90s, 30m or 1h, got {text!r}")
+    return float(match[1]) * UNIT_SECONDS[match[2]]
+
+
+def with_tenants(scenario: Scenario, spec: str) -> Scenario:
+    """--tenants: a count (tenant-1..N, shares falling like 1/i) or comma-separated names."""
+    if spec.isdigit():
+        names = [f"tenant-{i}" for i in range(1, int(spec) + 1)]
+        shares = [1.0 / i for i in range(1, len(names) + 1)]
+    else:
+        names = [n.strip() for n in spec.split(",") if n.strip()]
+        shares = [1.0] * len(names)
+    if not names:
+        raise ValueError("--tenants needs a count or names")
+    template = scenario.tenants[0]
+    return replace(scenario, tenants=tuple(replace(template, name=n, share=s) for n, s in zip(names, shares)))
+
+
+@dataclass
+class Totals:
+    runs: int = 0
+    attempts: int = 0
+    spans: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+
+def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed: int, service: str,
+                   live: bool = False, stop=None) -> Totals:
+    """Emit every run of the simulation; live: each when the wall clock reaches its end."""
+    totals, started = Totals(), time.monotonic()
+    last_flush = started
+    for run in simulate(scenario, duration_s, seed=seed, service=service):
+        if stop is not None and stop.is_set():
+            break
+        if live:
+            wait = emitter.base_ns / 1e9 + run.end / 1000.0 - time.time()
+            if wait > 0:
+                if stop is not None:
+                    stop.wait(wait)
+                else:
+                    time.sleep(wait)
+            if time.monotonic() - last_flush > 1.0:  # in real time, deliver within about a second
+                emitter.processor.force_flush()
+                last_flush = time.monotonic()
+        emitter.emit(run, cap=scenario.cap)
+        totals.runs += 1
+        totals.attempts += len(run.attempts)
+    totals.seconds = time.monotonic() - started
+    return totals

@@ -1,0 +1,135 @@
+"""Presets of the simulated serving path: one clearly dominant cause each, realistic noise in the rest.
+
+Every knob is a field of Scenario with a healthy default; a preset overrides only what makes its
+cause dominant. Times are milliseconds unless the name says otherwise.
+"""
+import math
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    share: float = 1.0  # share of arrivals
+    prompt_tokens: int = 900  # median of a lognormal
+    output_tokens: int = 220
+    long_prompt_share: float = 0.05  # share of prompts drawn around 12k tokens
+    bursts: tuple = ()  # (start fraction of the run, length fraction, arrival multiplier)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    cause: str
+    description: str
+    rps: float = 5.0
+    tenants: tuple = (Tenant("acme", 0.4), Tenant("globex", 0.3), Tenant("initech", 0.2), Tenant("umbrella", 0.1))
+    routes: tuple = (("/v1/chat/completions", 0.7), ("/v1/completions", 0.2), ("/v1/summarize", 0.1))
+    models: tuple = (("llama-3.1-8b-instruct", 0.7), ("llama-3.1-70b-instruct", 0.3))
+    services: tuple = ("llm-gateway",)
+    instances: int = 3
+    cap: int = 16
+    # scheduler: stalls during which nothing is admitted although slots are free
+    stall_every_s: float = 0.0  # mean seconds between stalls (0: never)
+    stall_ms: float = 0.0
+    # client -> upstream connection pool
+    reuse_probability: float = 0.97
+    churn_wave_minutes: float = 0.0  # >0: reuse probability swings over waves of this length
+    connect_ms: float = 40.0
+    cold_start_ms: float = 60.0  # extra first-token delay on a fresh connection
+    # preprocessing on a small CPU pool per instance
+    cpu_workers: int = 4
+    tokenize_ms_per_1k: float = 4.0
+    prompt_build_ms: float = 8.0
+    policy_ms: float = 6.0
+    network_ms: float = 12.0
+    # engine
+    prefill_ms_per_1k: float = 45.0
+    kv_pressure: float = 0.3  # prefill slow-down per long context in flight, relative to cap
+    decode_ms_per_token: float = 14.0
+    batch_slowdown: float = 0.35  # decode slow-down at full batch
+    post_ms: float = 15.0
+    post_ms_per_1k_output: float = 10.0
+    # client behaviour
+    timeout_s: float = 60.0  # the client gives up when no first token came by then
+    max_attempts: int = 3
+    backoff_ms: float = 250.0
+    server_error_rate: float = 0.004
+    connection_error_rate: float = 0.002
+    rate_limit_queue: int = 400  # queue length per instance past which the gateway answers 429
+    retrieval_share: float = 0.3
+    retrieval_ms: float = 60.0
+    tool_share: float = 0.1
+    tool_ms: float = 120.0
+
+    def with_(self, **changes) -> "Scenario":
+        return replace(self, **changes)
+
+    def at_rps(self, rps: float) -> "Scenario":
+        """The same preset at another rate, with instances scaled so the load per instance stays."""
+        instances = max(1, math.ceil(self.instances * rps / self.rps))
+        return replace(self, rps=rps, instances=instances)
+
+
+BASE = Scenario("healthy", "healthy", "Moderate load, warm connections, fast stages: nothing dominates.")
+
+PRESETS: dict[str, Scenario] = {
+    "healthy": BASE,
+    "queue_backlog": BASE.with_(
+        name="queue_backlog", cause="queue_backlog", rps=3.4, cap=8, timeout_s=180.0,
+        tenants=tuple(replace(t, bursts=((0.15, 0.2, 1.6), (0.55, 0.2, 1.6))) for t in BASE.tenants),
+        description="Arrivals above what the capped instances serve: requests wait with every slot busy."),
+    "admission_gap": BASE.with_(
+        name="admission_gap", cause="admission_gap", rps=5.0, stall_every_s=4.0, stall_ms=2500.0,
+        description="The scheduler stalls: a backlog builds while in-flight sits below the cap."),
+    "preprocessing": BASE.with_(
+        name="preprocessing", cause="preprocessing", cpu_workers=1, tokenize_ms_per_1k=70.0, prompt_build_ms=110.0,
+        policy_ms=60.0, tenants=tuple(replace(t, prompt_tokens=2600) for t in BASE.tenants),
+        description="Tokenizing and prompt building on one CPU worker per instance before the model starts."),
+    "prefill_pressure": BASE.with_(
+        name="prefill_pressure", cause="prefill_pressure", prefill_ms_per_1k=140.0, kv_pressure=6.0,
+        tenants=tuple(replace(t, long_prompt_share=0.35) for t in BASE.tenants),
+        description="Long contexts fill the KV cache: prefill, hence time to first token, grows with prompt length."),
+    "decode_throughput": BASE.with_(
+        name="decode_throughput", cause="decode_throughput", rps=0.9, decode_ms_per_token=40.0, batch_slowdown=1.0,
+        timeout_s=150.0,
+        tenants=tuple(replace(t, output_tokens=300) for t in BASE.tenants),
+        description="Slow per-token decode under batch load: first token is fine, streaming is slow."),
+    "connection_churn": BASE.with_(
+        name="connection_churn", cause="connection_churn", reuse_probability=0.45, churn_wave_minutes=6.0,
+        connect_ms=180.0, cold_start_ms=450.0,
+        description="Connections are not reused: handshakes and cold starts make first-token time jumpy."),
+    "retry_amplification": BASE.with_(
+        name="retry_amplification", cause="retry_amplification", rps=6.0, cap=10, timeout_s=8.0, max_attempts=4,
+        backoff_ms=100.0,
+        tenants=tuple(replace(t, output_tokens=120, bursts=((0.2, 0.1, 1.9), (0.6, 0.1, 1.9))) for t in BASE.tenants),
+        description="Short client timeouts under load: retries add load, which adds timeouts."),
+    "post_processing": BASE.with_(
+        name="post_processing", cause="post_processing", post_ms=2200.0, post_ms_per_1k_output=1500.0,
+        description="Parsing, validation and persistence after the last token dominate."),
+    "network_overhead": BASE.with_(
+        name="network_overhead", cause="network_overhead", network_ms=650.0,
+        description="A cross-region hop between gateway and engine: the model is fast, the path is not."),
+    "noisy_tenant": BASE.with_(
+        name="noisy_tenant", cause="noisy_tenant", rps=3.0, cap=12,
+        tenants=(Tenant("acme", 0.3), Tenant("globex", 0.25), Tenant("initech", 0.2),
+                 Tenant("bulkcorp", 0.25, prompt_tokens=6000, output_tokens=600, long_prompt_share=0.3,
+                        bursts=((0.3, 0.25, 2.0),))),
+        description="One tenant's bulk traffic takes most slots; everyone else queues behind it."),
+}
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A stretch of a mixed run (the demo): a preset for a share of the duration."""
+
+    scenario: Scenario
+    share: float
+
+
+DEMO_SERVICES = {
+    "chat-gateway": (PRESETS["healthy"], PRESETS["queue_backlog"], PRESETS["healthy"]),
+    "rag-gateway": (PRESETS["healthy"], PRESETS["healthy"], PRESETS["connection_churn"]),
+    "batch-gateway": (PRESETS["healthy"], PRESETS["decode_throughput"], PRESETS["healthy"]),
+}
+__all__ = ["Scenario", "Tenant", "PRESETS", "DEMO_SERVICES", "field"]
