@@ -151,12 +151,18 @@ class Spool:
         """The next group to insert: a batch left by a dead writer first, else new segments up to max_bytes."""
         for manifest in sorted(self.directory.glob("*" + BATCH_SUFFIX)):
             paths = [self.directory / name for name in manifest.read_text().split()]
+            present = sum(p.exists() for p in paths)
             segments = list(self.claim(paths))
-            # TRICKY: a segment of this batch may still be held by its (living) writer: leave it be.
-            if len(segments) < sum(p.exists() for p in paths):
-                Batch(manifest.stem, segments, manifest).release()
-                continue
-            return Batch(manifest.stem, segments, manifest)
+            batch = Batch(manifest.stem, segments, manifest)
+            if len(segments) < present:
+                batch.release()  # TRICKY: a segment is still held by its (living) writer: leave it be
+            elif present < len(paths):
+                # Segments are removed only after their INSERT succeeded: a missing one means this batch
+                # landed and its writer died while cleaning up. Replaying the rest alone would cut
+                # different blocks, which deduplication would not recognise.
+                batch.remove()
+            else:
+                return batch
         group, size = [], 0
         for segment in self.claim():
             if group and size + segment.size() > max_bytes:

@@ -36,7 +36,13 @@ def _schema_settings() -> dict:
 
 
 def _insert_settings(token: str) -> dict:
-    return {**_schema_settings(), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token}
+    # TRICKY: an INSERT commits block by block and deduplicates each block by token_0, token_1, ...
+    # A replay must cut the very same blocks, so files are read one after another (max_threads=1):
+    # parallel reading would order rows differently and a replay could lose or double rows.
+    return {
+        **_schema_settings(), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
+        "max_threads": 1, "max_insert_threads": 1,
+    }
 
 
 def _limits() -> dict:

@@ -45,7 +45,10 @@ def banner(url: str) -> str:
     )
 
 
-def load_demo(out) -> None:
-    """Demo traffic comes with the simulator; until then the demo project starts empty."""
-    ensure_demo_login()
-    out.write("demo: project 'demo' is ready (demo traffic arrives with the simulator)")
+def load_demo(url: str, out):
+    """Start the demo traffic into the demo project (background threads); returns the stop event."""
+    from simulator import demo
+
+    _, _, key = ensure_demo_login()
+    out.write("demo: sending an hour of simulated traffic to project 'demo', then a live trickle…")
+    return demo.start(f"{url}v1/traces", key, out)

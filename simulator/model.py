@@ -305,5 +305,8 @@ class Simulation:
 
 
 def simulate(scenario: Scenario, duration_s: float, seed: int = 1, service: str | None = None, start_ms: float = 0.0):
-    """Finished runs of `scenario` over `duration_s` simulated seconds, in completion order."""
+    """Finished runs of `scenario` over `duration_s` simulated seconds, in completion order.
+
+    start_ms: where this stretch begins on the simulated clock (the demo chains phases).
+    """
     return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms))

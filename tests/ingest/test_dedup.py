@@ -67,3 +67,16 @@ def test_a_batch_stops_at_the_byte_limit(alice, clickhouse, tmp_path):
     batch = spool.claim_batch(max_bytes=one_segment + 1)
     assert len(batch.segments) == 1  # the second segment would pass the limit: next batch
     batch.release()
+
+
+def test_a_batch_that_landed_but_was_half_cleaned_up_is_not_replayed(alice, clickhouse, tmp_path):
+    project, _ = alice
+    spool = _spool(tmp_path, project.id, [f.request(f.attempt(), f.attempt()), f.request(f.attempt())])
+    batch = spool.claim_batch(max_bytes=1 << 20)
+    assert insert_batch(batch) == 2
+    batch.segments[0].remove()  # the writer died after removing the first segment only
+    batch.segments[1].release()
+    again = Spool(tmp_path, segment_spans=1, max_bytes=1 << 20, fsync=False, max_age_s=60)
+    assert again.claim_batch(1 << 20) is None  # the leftover is deleted, not inserted a second time
+    assert not list(tmp_path.iterdir())
+    assert _count(clickhouse, project.id, final=False) == 3

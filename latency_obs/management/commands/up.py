@@ -47,8 +47,8 @@ class Command(BaseCommand):
         celery.start()
         url = f"http://{host}:{web.effective_port}/"
         self.stdout.write(f"latency_obs is up: {url}  (OTLP/HTTP {url}v1/traces, OTLP/gRPC {host}:{grpc_bound})")
+        demo_stop = load_demo(url, self.stdout) if demo else None
         if demo:
-            load_demo(self.stdout)
             self.stdout.write(banner(url))
         self.stdout.flush()
         # TRICKY: set SIGINT too: a process started from a background shell inherits it ignored.
@@ -60,6 +60,8 @@ class Command(BaseCommand):
             pass
         finally:
             self.stdout.write("stopping…")
+            if demo_stop is not None:
+                demo_stop.set()
             web.close()
             grpc_server.stop(grace=5).wait()
             celery.stop()

@@ -1,0 +1,56 @@
+"""Demo traffic for `up --demo`: an hour of mixed traffic with incidents, then a live trickle.
+
+Three services, several tenants; each service's hour is three 20-minute phases, one of which is an
+incident with a different cause (see scenarios.DEMO_SERVICES), so every page has something to show.
+"""
+import logging
+import threading
+import time
+import zlib
+
+from simulator.emit import Emitter, make_exporter
+from simulator.model import simulate
+from simulator.runner import run_simulation
+from simulator.scenarios import DEMO_SERVICES, PRESETS
+
+log = logging.getLogger(__name__)
+HOUR_S, LIVE_RPS, SEED = 3600.0, 0.5, 7
+
+
+def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
+    """Send the last hour of demo traffic; returns (runs, spans)."""
+    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns() - int(HOUR_S * 1e9), seed=SEED)
+    runs = 0
+    for service, phases in DEMO_SERVICES.items():
+        phase_s = HOUR_S / len(phases)
+        for i, scenario in enumerate(phases):
+            for run in simulate(scenario, phase_s, seed=SEED + i, service=service, start_ms=i * phase_s * 1000):
+                if stop.is_set():
+                    return runs, emitter.close()[0]
+                emitter.emit(run, cap=scenario.cap)
+                runs += 1
+    return runs, emitter.close()[0]
+
+
+def _trickle(endpoint: str, key: str, service: str, stop: threading.Event) -> None:
+    scenario = PRESETS["healthy"].at_rps(LIVE_RPS)
+    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns(), seed=SEED + zlib.crc32(service.encode()) % 1000)
+    run_simulation(emitter, scenario, 30 * 86400.0, SEED, service, live=True, stop=stop)
+    emitter.close()
+
+
+def start(endpoint: str, key: str, out) -> threading.Event:
+    """Preload, then keep a live trickle per service, in background threads; set the event to stop."""
+    stop = threading.Event()
+
+    def main():
+        began = time.monotonic()
+        runs, spans = preload(endpoint, key, stop)
+        out.write(f"demo: loaded an hour of traffic ({runs} requests, {spans} spans) in {time.monotonic() - began:.0f}s\n")
+        out.flush()
+        threads = [threading.Thread(target=_trickle, args=(endpoint, key, s, stop), daemon=True) for s in DEMO_SERVICES]
+        for t in threads:
+            t.start()
+
+    threading.Thread(target=main, name="demo-traffic", daemon=True).start()
+    return stop
