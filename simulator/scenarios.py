@@ -83,8 +83,8 @@ PRESETS: dict[str, Scenario] = {
         name="admission_gap", cause="admission_gap", rps=5.0, stall_every_s=4.0, stall_ms=2500.0,
         description="The scheduler stalls: a backlog builds while in-flight sits below the cap."),
     "preprocessing": BASE.with_(
-        name="preprocessing", cause="preprocessing", cpu_workers=1, tokenize_ms_per_1k=70.0, prompt_build_ms=110.0,
-        policy_ms=60.0, tenants=tuple(replace(t, prompt_tokens=2600) for t in BASE.tenants),
+        name="preprocessing", cause="preprocessing", instances=6, cpu_workers=1, tokenize_ms_per_1k=70.0,
+        prompt_build_ms=110.0, policy_ms=60.0, tenants=tuple(replace(t, prompt_tokens=2600) for t in BASE.tenants),
         description="Tokenizing and prompt building on one CPU worker per instance before the model starts."),
     "prefill_pressure": BASE.with_(
         name="prefill_pressure", cause="prefill_pressure", prefill_ms_per_1k=140.0, kv_pressure=6.0,
@@ -102,7 +102,7 @@ PRESETS: dict[str, Scenario] = {
     "retry_amplification": BASE.with_(
         name="retry_amplification", cause="retry_amplification", rps=6.0, cap=10, timeout_s=8.0, max_attempts=4,
         backoff_ms=100.0,
-        tenants=tuple(replace(t, output_tokens=120, bursts=((0.2, 0.1, 1.9), (0.6, 0.1, 1.9))) for t in BASE.tenants),
+        tenants=tuple(replace(t, output_tokens=120, bursts=((0.2, 0.12, 2.2), (0.6, 0.12, 2.2))) for t in BASE.tenants),
         description="Short client timeouts under load: retries add load, which adds timeouts."),
     "post_processing": BASE.with_(
         name="post_processing", cause="post_processing", post_ms=2200.0, post_ms_per_1k_output=1500.0,

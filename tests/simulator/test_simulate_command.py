@@ -1,0 +1,109 @@
+"""`manage.py simulate`: its errors, its formats, and a preset's spans arriving through a live server."""
+from datetime import datetime, timedelta, timezone
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from ingest.grpc_server import build_server
+from ingest.pipeline import get_writer
+from simulator.model import simulate
+from simulator.scenarios import PRESETS
+from tests.helpers import attempts
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """The command's exporter replaced by an in-memory one: what it would send, without a server."""
+    exporter = InMemorySpanExporter()
+    monkeypatch.setattr("simulator.management.commands.simulate.make_exporter", lambda endpoint, key, protocol: exporter)
+    return exporter
+
+
+def test_unknown_scenario_is_refused_with_the_choices():
+    with pytest.raises(CommandError, match=r"invalid choice: 'slow_model'.*healthy"):
+        call_command("simulate", scenario="slow_model", key="k")
+
+
+def test_a_duration_in_words_is_refused_with_examples():
+    with pytest.raises(CommandError, match=r"duration must look like 90s, 30m or 1h, got 'ten minutes'"):
+        call_command("simulate", scenario="healthy", duration="ten minutes", key="k")
+
+
+def test_without_a_key_or_a_demo_key_it_says_how_to_get_one(settings, tmp_path):
+    settings.DATA_DIR = tmp_path  # a data dir where `make run` never wrote demo_key
+    with pytest.raises(CommandError, match=r"no --key given and no demo key.*make run"):
+        call_command("simulate", scenario="healthy", duration="1m")
+
+
+def test_the_demo_key_is_used_when_no_key_is_given(settings, tmp_path, captured):
+    settings.DATA_DIR = tmp_path
+    (tmp_path / "demo_key").write_text("demo-key\n")
+    call_command("simulate", scenario="healthy", duration="1m", stdout=StringIO())
+    assert captured.get_finished_spans()
+
+
+def test_vllm_format_sends_only_llm_request_spans(captured):
+    out = StringIO()
+    call_command("simulate", scenario="decode_throughput", duration="10m", format="vllm", key="k", seed=2, stdout=out)
+    spans = captured.get_finished_spans()
+    assert {s.name for s in spans} == {"llm_request"}
+    assert all("gen_ai.latency.e2e" in s.attributes for s in spans)
+    assert out.getvalue().startswith("decode_throughput: ")
+    assert f"{len(spans)} spans sent" in out.getvalue()
+
+
+def test_simulated_arrivals_end_now(captured):
+    call_command("simulate", scenario="healthy", duration="10m", key="k", stdout=StringIO())
+    now_ns = datetime.now(timezone.utc).timestamp() * 1e9
+    # a run's root span starts at its arrival; retries and long streams may end after the last arrival
+    arrivals = [s.start_time for s in captured.get_finished_spans() if s.name == "chat.handle"]
+    # ten simulated minutes, the last of them ending as the command ran (a few seconds of slack for the run)
+    assert now_ns - 10 * 60e9 - 10e9 < min(arrivals) < now_ns - 9.9 * 60e9
+    assert now_ns - 60e9 < max(arrivals) < now_ns
+
+
+def _model_attempts(scenario: str, duration_s: float, seed: int) -> dict:
+    """(run id, attempt) -> t_queue ms, as the model produces them for this seed."""
+    runs = simulate(PRESETS[scenario], duration_s, seed=seed, service="llm-gateway")
+    return {(r.id, a.number): (a.admitted if a.admitted is not None else a.queued) - a.queued
+            for r in runs for a in r.attempts}
+
+
+def _assert_stored_as_modelled(project_id, expected: dict):
+    get_writer().flush(force=True)
+    now = datetime.now(timezone.utc)  # the command's simulated time ended at (about) now
+    rows = attempts(project_id, now - timedelta(hours=1), now + timedelta(hours=1))
+    assert len(rows) == len(expected)
+    stored = {(r["run_id"], r["attempt"]): r["t_queue_ms"] for r in rows}
+    assert stored.keys() == expected.keys()
+    for key, t_queue in expected.items():
+        assert stored[key] == pytest.approx(t_queue, abs=0.01), key
+    return rows
+
+
+@pytest.mark.slow
+def test_queue_backlog_spans_arrive_over_http_as_the_model_made_them(live_server, clickhouse, alice):
+    project, key = alice
+    # 5 simulated minutes of queue_backlog: ~1,000 runs, ~7,500 spans
+    call_command("simulate", scenario="queue_backlog", duration="5m", endpoint=f"{live_server.url}/v1/traces",
+                 key=key, seed=3, stdout=StringIO())
+    rows = _assert_stored_as_modelled(project.id, _model_attempts("queue_backlog", 300, seed=3))
+    waited = sum(1 for r in rows if r["t_queue_ms"] > 0)
+    assert waited > 0.5 * len(rows)  # the backlog shows: 75% of attempts waited (healthy: none)
+    assert {r["cap"] for r in rows} == {PRESETS["queue_backlog"].cap}
+
+
+@pytest.mark.slow
+def test_admission_gap_spans_arrive_over_grpc_as_the_model_made_them(transactional_db, clickhouse, alice):
+    project, key = alice
+    server, port = build_server("127.0.0.1", 0)
+    server.start()
+    try:
+        call_command("simulate", scenario="admission_gap", duration="2m", endpoint=f"127.0.0.1:{port}",
+                     protocol="grpc", key=key, seed=5, stdout=StringIO())
+    finally:
+        server.stop(grace=None)
+    rows = _assert_stored_as_modelled(project.id, _model_attempts("admission_gap", 120, seed=5))
+    assert sum(1 for r in rows if r["t_queue_ms"] > 0) > 0.2 * len(rows)  # 45% waited behind a stall
