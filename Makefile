@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test bench bench-ingest bench-simulate venv clean
+.PHONY: run test bench bench-ingest bench-simulate bench-analysis venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,16 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 test: venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
 
-bench: bench-ingest bench-simulate
+bench: bench-ingest bench-simulate bench-analysis
 
 bench-ingest: venv
 	$(PY) benchmarks/bench_ingest.py
 
 bench-simulate: venv
 	$(PY) benchmarks/bench_simulate.py
+
+bench-analysis: venv
+	$(PY) benchmarks/bench_analysis.py
 
 clean:
 	rm -rf $(VENV) var

@@ -1,7 +1,8 @@
-"""The Celery app and the whole beat schedule (analysis jobs join it as they land)."""
+"""The Celery app and the whole beat schedule (expiries about one interval long)."""
 import os
 
 from celery import Celery
+from celery.schedules import crontab
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency_obs.settings")
 
@@ -14,5 +15,22 @@ app.conf.beat_schedule = {
         "task": "ingest.tasks.report_spool_backlog",
         "schedule": 60.0,
         "options": {"expires": 60},
+    },
+    # recent windows every minute: buckets of the hours that got spans, then the services' diagnoses
+    "materialize-request-buckets": {
+        "task": "analysis.tasks.materialize_request_buckets",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    "diagnose-recent-windows": {
+        "task": "analysis.tasks.diagnose_recent_windows",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    # hourly rollup: the last full hour of every active service
+    "rollup-last-hour": {
+        "task": "analysis.tasks.rollup_last_hour",
+        "schedule": crontab(minute=2),
+        "options": {"expires": 3000},
     },
 }

@@ -14,7 +14,8 @@ def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
     from latency_obs.clickhouse import client
 
-    client.command("TRUNCATE TABLE IF EXISTS spans")
+    for table in ("spans", "request_buckets"):
+        client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
 
 

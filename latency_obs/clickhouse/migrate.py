@@ -83,16 +83,24 @@ def migrate() -> list[Migration]:
     return todo
 
 
+# Tables that expire rows after CLICKHOUSE_RETENTION_DAYS, with the instant they expire from.
+RETAINED = {"spans": "start_at", "request_buckets": "start_at"}
+
+
 def apply_retention(days: int) -> None:
-    """TTL on spans from CLICKHOUSE_RETENTION_DAYS (configuration, so not a frozen migration)."""
-    current = client.query_rows("SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = 'spans'")
-    if current and f"toIntervalDay({days})" in current[0][0]:
-        return
-    # TRICKY: a TTL interval cannot be a query parameter; `days` is an int validated by settings.
-    client.command(
-        f"ALTER TABLE spans MODIFY TTL toDateTime(start_at) + toIntervalDay({int(days)})",
-        settings={"materialize_ttl_after_modify": 0},
-    )
+    """TTL on spans and request_buckets from CLICKHOUSE_RETENTION_DAYS (configuration, so not a frozen migration)."""
+    for table, column in RETAINED.items():
+        current = client.query_rows(
+            "SELECT create_table_query FROM system.tables WHERE database = currentDatabase() AND name = {t:String}",
+            parameters={"t": table})
+        if not current or f"toIntervalDay({days})" in current[0][0]:
+            continue
+        # TRICKY: a TTL interval cannot be a query parameter; `days` is an int validated by settings, and
+        # table and column are the literals above.
+        client.command(
+            f"ALTER TABLE {table} MODIFY TTL toDateTime({column}) + toIntervalDay({int(days)})",
+            settings={"materialize_ttl_after_modify": 0},
+        )
 
 
 def dump_schema() -> str:

@@ -1,0 +1,42 @@
+"""Configuration and stored results of the analysis (spans and buckets themselves live in ClickHouse)."""
+from django.db import models
+from django.utils import timezone
+
+from projects.models import Project
+
+
+class ServiceCost(models.Model):
+    """C_hour of a service: what its time-billed inference capacity costs per hour (for cost_per_success)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="service_costs")
+    service = models.CharField(max_length=256)
+    cost_per_hour_usd = models.DecimalField(max_digits=12, decimal_places=4)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "service"], name="one_cost_per_service")]
+
+    def __str__(self):
+        return f"{self.project}/{self.service}: ${self.cost_per_hour_usd}/h"
+
+
+class JobWatermark(models.Model):
+    """Up to when a periodic job has seen its input, so a missed run is caught up, not skipped."""
+
+    name = models.CharField(max_length=100, unique=True)
+    at = models.DateTimeField(default=timezone.now)
+
+
+class WindowDiagnosis(models.Model):
+    """A diagnosis of one service over one window, kept for the UI and alerts; recomputing replaces it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="diagnoses")
+    service = models.CharField(max_length=256)
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    verdict = models.CharField(max_length=40)
+    result = models.JSONField()
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "service", "start", "end"], name="one_diagnosis_per_window")]
+        indexes = [models.Index(fields=["project", "service", "-end"])]

@@ -1,0 +1,170 @@
+"""Read queries of the analysis app over request_buckets; one function per .sql file of the same name.
+
+Every query covers one project's service and the attempts queued in [start, end) (naive datetimes
+are UTC). Durations are milliseconds. Where a value is undefined (no rows, one value for a
+stddev) it is None, never 0.
+"""
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from analysis.materialize import utc_naive
+from analysis.stats import finite
+from latency_obs.clickhouse import client
+
+SQL_DIR = Path(__file__).parent / "sql"
+BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total")
+DIMENSIONS = ("route", "model", "tenant", "instance")
+
+
+@lru_cache(maxsize=None)
+def _sql(name: str) -> str:
+    return (SQL_DIR / f"{name}.sql").read_text()
+
+
+def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
+    return {"project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end),
+            "route": route, "tenant": tenant, **more}
+
+
+def _stats(row: dict, name: str, levels=("p50", "p95", "p99")) -> dict:
+    """{"p50", "p95", "p99", "mean", "count"} of one bucket from its *_q / *_mean / *_count columns."""
+    count = int(row[f"{name}_count"])
+    quantiles = row[f"{name}_q"]
+    out = {level: (finite(q) if count else None) for level, q in zip(levels, quantiles)}
+    if f"{name}_mean" in row:
+        out["mean"] = finite(row[f"{name}_mean"]) if count else None
+    out["count"] = count
+    return out
+
+
+def _buckets(row: dict) -> dict:
+    return {name: _stats(row, name) for name in BUCKETS}
+
+
+def bucket_distribution(project_id, service, start, end, route="", tenant="") -> dict:
+    """{"requests": attempts, "buckets": {bucket: {"p50", "p95", "p99", "mean", "count"}}} in ms.
+
+    Quantiles are exact (linear interpolation between closest ranks). t_retry is over runs (final
+    attempts). A bucket with no known value has count 0 and None elsewhere.
+    """
+    [row] = client.query(_sql("bucket_distribution"), parameters=_params(project_id, service, start, end, route, tenant))
+    return {"requests": int(row["requests"]), "buckets": _buckets(row)}
+
+
+def bucket_distribution_by_dimension(project_id, service, start, end, dimension, route="", tenant="") -> list[dict]:
+    """[{"value", "requests", "buckets"}] per value of `dimension` (one of DIMENSIONS), most requests first."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"dimension must be one of {DIMENSIONS}, got {dimension!r}")
+    rows = client.query(_sql("bucket_distribution_by_dimension"),
+                        parameters=_params(project_id, service, start, end, route, tenant, dimension=dimension))
+    return [{"value": r["value"], "requests": int(r["requests"]), "buckets": _buckets(r)} for r in rows]
+
+
+def segment_labels(edges) -> list[str]:
+    """Labels of the segments cut by `edges` (tokens): (1000, 4000, 16000) -> <1k, 1-4k, 4-16k, >16k."""
+    def short(n):
+        return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+    labels = [f"<{short(edges[0])}"] if edges else ["all"]
+    for lo, hi in zip(edges, edges[1:]):
+        low = short(lo)[:-1] if short(lo).endswith("k") and short(hi).endswith("k") else short(lo)
+        labels.append(f"{low}-{short(hi)}")
+    if edges:
+        labels.append(f">{short(edges[-1])}")
+    return labels
+
+
+def bucket_distribution_by_segment(project_id, service, start, end, edges=(1000, 4000, 16000), route="",
+                                   tenant="") -> list[dict]:
+    """[{"segment": label, "requests", "buckets"}] per prompt-length segment (input_tokens cut at
+    `edges`, ascending), in segment order; attempts without input_tokens are the "unknown" segment.
+    Segments without attempts are absent."""
+    labels = segment_labels(list(edges))
+    rows = client.query(_sql("bucket_distribution_by_segment"),
+                        parameters=_params(project_id, service, start, end, route, tenant, edges=list(edges)))
+    return [{"segment": labels[r["segment"]] if r["segment"] >= 0 else "unknown", "requests": int(r["requests"]),
+             "buckets": _buckets(r)} for r in rows]
+
+
+def request_shares(project_id, service, start, end, route="", tenant="") -> dict:
+    """Medians over successful attempts of per-request shares (0..1) and decode speed; see the SQL.
+
+    Keys: shared (attempts with total_ms > 0), <bucket>_share, first_token_n, prep_n / prep_share,
+    network_n / network_share, retrieval_n / retrieval_q [p50, p95] ms, tool_n / tool_q, post_stage_n /
+    post_stage_share, decode_n / ms_per_output_token_q [p50, p95]. Empty aggregates come back None.
+    """
+    [row] = client.query(_sql("request_shares"), parameters=_params(project_id, service, start, end, route, tenant))
+    return {k: (int(v) if k.endswith("_n") or k == "shared" else [finite(x) for x in v] if isinstance(v, list)
+                else finite(v)) for k, v in row.items()}
+
+
+def scheduler_sweep(project_id, service, start, end, bucket_ms: int) -> dict:
+    """The +1/-1 sweep of span-convention.md's scheduler state, over the whole service (no route/tenant).
+
+    {"instances": [{"instance", "bucket_start" (aware UTC), "cap" (None: unknown), "backlog_ms",
+    "gap_ms", "queue_ms", "in_flight_ms" (count x ms), "covered_ms", "queue_max", "in_flight_max"}]
+    per instance and bucket of `bucket_ms` (epoch-aligned; each step is split at bucket edges, so
+    queue_ms / covered_ms is the time-weighted mean queue_depth), "tenants": [{"tenant",
+    "in_flight_backlog_ms" (slot x ms held while the instance had a queue), "attempts"}], largest first}.
+    """
+    rows = client.query(_sql("scheduler_sweep"), parameters=_params(project_id, service, start, end, bucket_ms=bucket_ms))
+    instances, tenants = [], []
+    for r in rows:
+        if r["is_instance_row"]:
+            instances.append({
+                "instance": r["instance"], "cap": r["instance_cap"],
+                "bucket_start": datetime.fromtimestamp(r["bucket_start_ms"] / 1000, tz=timezone.utc),
+                **{k: r[k] for k in ("backlog_ms", "gap_ms", "queue_ms", "in_flight_ms", "covered_ms", "queue_max",
+                                     "in_flight_max")}})
+        else:
+            tenants.append({"tenant": r["tenant"], "in_flight_backlog_ms": r["in_flight_backlog_ms"],
+                            "attempts": int(r["attempts"])})
+    return {"instances": instances, "tenants": tenants}
+
+
+def churn_windows(project_id, service, start, end, route="", tenant="") -> list[dict]:
+    """Per minute of queued_at: {"minute", "attempts", "new_connections", "retries", "successes",
+    "t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"} (ms; None when undefined)."""
+    rows = client.query(_sql("churn_windows"), parameters=_params(project_id, service, start, end, route, tenant))
+    for r in rows:
+        r["minute"] = r["minute"].replace(tzinfo=timezone.utc)
+        for key in ("t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"):
+            r[key] = finite(r[key]) if r["attempts"] else None
+    return rows
+
+
+def tenant_tails(project_id, service, start, end, route="") -> list[dict]:
+    """[{"tenant", "requests", "total": {p95, p99, count}, "ttft": ..., "t_queue": ...}], most requests first."""
+    rows = client.query(_sql("tenant_tails"), parameters=_params(project_id, service, start, end, route))
+    return [{"tenant": r["tenant"], "requests": int(r["requests"]),
+             **{b: _stats(r, b, ("p95", "p99")) for b in ("total", "ttft", "t_queue")}} for r in rows]
+
+
+def retry_summary(project_id, service, start, end, route="", tenant="") -> dict:
+    """{"runs", "successful_runs", "runs_with_retries", "extra_attempts", "attempts", "failed_attempts",
+    "wasted_input_tokens", "wasted_output_tokens", "causes": {cause: failed attempts}}."""
+    [row] = client.query(_sql("retry_summary"), parameters=_params(project_id, service, start, end, route, tenant))
+    keys, counts = row.pop("causes")
+    return {**{k: int(v) for k, v in row.items()}, "causes": dict(zip(keys, map(int, counts)))}
+
+
+def successful_runs_per_hour(project_id, service, start, end, route="", tenant="") -> list[tuple[datetime, int]]:
+    """(hour start, aware UTC; successful runs) for each hour of [start, end) that had any."""
+    rows = client.query_rows(_sql("successful_runs_per_hour"),
+                             parameters=_params(project_id, service, start, end, route, tenant))
+    return [(hour.replace(tzinfo=timezone.utc), int(n)) for hour, n in rows]
+
+
+def active_services(start, end) -> list[tuple[int, str]]:
+    """(project_id, service) pairs with attempts queued in [start, end), across projects."""
+    rows = client.query_rows(_sql("active_services"), parameters={"start": utc_naive(start), "end": utc_naive(end)})
+    return [(int(p), s) for p, s in rows]
+
+
+def others_t_queue(project_id, service, start, end, tenants: list[str]) -> dict[str, float | None]:
+    """tenant -> p95 of t_queue_ms over the other tenants' attempts (None when they have none)."""
+    if not tenants:
+        return {}
+    rows = client.query(_sql("others_t_queue"), parameters=_params(project_id, service, start, end, tenants=list(tenants)))
+    found = {r["tenant"]: finite(r["others_t_queue_p95"]) if r["others_count"] else None for r in rows}
+    return {t: found.get(t) for t in tenants}

@@ -1,0 +1,21 @@
+-- Per 1-minute window of queued_at, over one service's attempts queued in [start, end): attempts,
+-- new connections (connection_reused = false), retries (attempt > 1), successful runs (final attempt
+-- not 'error'), and over successful attempts p95 (quantileExactInclusive) and sample stddev of
+-- t_first_token_ms and ttft_ms (NaN for fewer than 2 values).
+SELECT
+    toStartOfMinute(queued_at) AS minute,
+    count() AS attempts,
+    countIf(connection_reused = false) AS new_connections,
+    countIf(attempt > 1) AS retries,
+    countIf(is_final_attempt AND status != 'error') AS successes,
+    quantileExactInclusiveIf(0.95)(t_first_token_ms, status != 'error') AS t_first_token_p95,
+    stddevSampIf(t_first_token_ms, status != 'error') AS t_first_token_stddev,
+    quantileExactInclusiveIf(0.95)(ttft_ms, status != 'error') AS ttft_p95,
+    stddevSampIf(ttft_ms, status != 'error') AS ttft_stddev
+FROM request_buckets FINAL
+WHERE project_id = {project_id:UInt32} AND service = {service:String}
+  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+  AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+GROUP BY minute
+ORDER BY minute

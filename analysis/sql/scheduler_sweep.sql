@@ -1,0 +1,72 @@
+-- Scheduler state of each instance of one service (span-convention.md, "Scheduler state over time"),
+-- swept from its attempts queued in [start, end); route and tenant filters do not apply (an instance's
+-- queue is every route's and tenant's). One pass, two groupings:
+-- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (largest
+--   llm.scheduler.cap seen so far; NULL unknown), backlog_ms (queue_depth > 0), gap_ms (... and
+--   in_flight < cap), queue_ms / in_flight_ms (integrals, count x ms), maxima, covered_ms;
+-- * per tenant (instance = ''): in_flight_backlog_ms, the slot time its attempts held while their
+--   instance had a queue, and its attempts.
+-- TRICKY: events are not grouped per instant but put in one total order (t, hash of span_id, kind);
+-- ties then add zero-length steps, and with B(t) = backlog time before t an attempt's overlap with
+-- backlog is B(released) - B(admitted) = the sum of -df x B over its in-flight events.
+SELECT
+    grouping(tenant) = 1 AS is_instance_row,
+    instance,
+    b * {bucket_ms:UInt32} AS bucket_start_ms,
+    tenant,
+    max(cap) AS instance_cap,
+    sumIf(hi - lo, queue > 0) / 1e6 AS backlog_ms,
+    sumIf(hi - lo, queue > 0 AND in_flight < coalesce(cap, 0)) / 1e6 AS gap_ms,
+    sum((hi - lo) * queue) / 1e6 AS queue_ms,
+    sum((hi - lo) * in_flight) / 1e6 AS in_flight_ms,
+    sum(hi - lo) / 1e6 AS covered_ms,
+    maxIf(queue, hi > lo) AS queue_max,
+    maxIf(in_flight, hi > lo) AS in_flight_max,
+    sumIf(-df * b_before, b = intDiv(t, width)) / 1e6 AS in_flight_backlog_ms,
+    countIf(kind = 0 AND b = intDiv(t, width)) AS attempts
+FROM
+(
+    -- each step [t, next_t) split at bucket edges (a zero-length step keeps one piece for the tenant sum)
+    SELECT *, toInt64(arrayJoin(range(toUInt64(intDiv(t, width)), toUInt64(greatest(intDiv(next_t - 1, width), intDiv(t, width)) + 1)))) AS b,
+           greatest(t, b * width) AS lo, greatest(least(next_t, (b + 1) * width), lo) AS hi
+    FROM
+    (
+        -- B before each event: the instance's backlog time over earlier steps
+        SELECT *, sum(backlog) OVER w - backlog AS b_before
+        FROM
+        (
+            -- state after each event, until the instance's next event
+            SELECT instance, tenant, t, kind, toInt64(df) AS df, span_key,
+                   toInt64({bucket_ms:UInt32}) * 1000000 AS width,
+                   max(event_cap) OVER w AS cap,
+                   sum(dq) OVER w AS queue, sum(df) OVER w AS in_flight,
+                   leadInFrame(t, 1, t) OVER w1 AS next_t,
+                   if(queue > 0, next_t - t, 0) AS backlog
+            FROM
+            (
+                -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent,
+                -- the convention); -1 in_flight at released_at (no earlier than admitted_at)
+                SELECT instance, tenant, cap AS event_cap, cityHash64(span_id) AS span_key,
+                       e.1 AS t, e.2 AS dq, e.3 AS df, e.4 AS kind
+                FROM
+                (
+                    SELECT instance, tenant, cap, span_id,
+                           arrayJoin([
+                               (toUnixTimestamp64Nano(queued_at), 1, 0, 0),
+                               (toUnixTimestamp64Nano(coalesce(admitted_at, queued_at)), -1, 1, 1),
+                               (toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at), coalesce(admitted_at, queued_at))), 0, -1, 2)
+                           ]) AS e
+                    FROM request_buckets FINAL
+                    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+                      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+                      AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+                )
+            )
+            WINDOW w AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING),
+                   w1 AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
+        )
+        WINDOW w AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING)
+    )
+)
+GROUP BY GROUPING SETS ((instance, b), (tenant))
+ORDER BY is_instance_row DESC, instance, b, in_flight_backlog_ms DESC, tenant

@@ -1,0 +1,106 @@
+"""Analysis speed over 10 million stored spans (24 h, 10 services): `make bench-analysis`.
+
+Generates the spans in ClickHouse itself (INSERT ... SELECT FROM numbers(): 8M attempt spans with
+lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp data dir:
+- the periodic materialize job for the whole day (what a backfill costs) and for one dirty hour;
+- a full diagnosis of one service over the 24 h window (target <= 3 s);
+- one minute's periodic work for 10 services: materialize the dirty hour + diagnose each service's
+  recent window (target: within the one-minute interval).
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DAY = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+ATTEMPTS_SQL = """
+INSERT INTO spans (project_id, trace_id, span_id, run_id, role, form, name, kind, service, instance, tenant, route,
+  model, status, attempt, retry_cause, connection_reused, cap, input_tokens, output_tokens, start_at, end_at,
+  duration_ms, queued_at, admitted_at, first_token_at, last_token_at, released_at, lifecycle_ordered, ingested_at)
+SELECT 1, lower(hex(sipHash128(number))), lower(hex(sipHash64(number))), lower(hex(sipHash128(intDiv(number, 2) * 2))),
+  'attempt', 'native', 'llm.request', 'server', concat('svc-', toString(number % 10)),
+  concat('svc-', toString(number % 10), '-', toString(intDiv(number, 10) % 4)), concat('tenant-', toString(number % 37)),
+  ['/v1/chat/completions', '/v1/completions', '/v1/summarize'][number % 3 + 1], ['m-8b', 'm-70b'][number % 2 + 1],
+  if(number % 97 = 0, 'error', 'ok'), 1 + (number % 50 = 1), if(number % 97 = 0, 'timeout', ''), (number % 11) != 0, 16,
+  200 + (sipHash64(number, 1) % 12000), 20 + (sipHash64(number, 2) % 600),
+  toDateTime64({day:DateTime64(9, 'UTC')}, 9, 'UTC') + toIntervalMicrosecond(intDiv(number * 86400000000, {n:UInt64})) AS s,
+  s + toIntervalMillisecond(2000 + sipHash64(number, 3) % 6000), 4000,
+  s, s + toIntervalMillisecond(sipHash64(number, 4) % 200) AS a, a + toIntervalMillisecond(80 + sipHash64(number, 5) % 700) AS f,
+  f + toIntervalMillisecond(500 + sipHash64(number, 6) % 5000) AS l, l + toIntervalMillisecond(5 + sipHash64(number, 7) % 40), 1,
+  now64(3)
+FROM numbers({n:UInt64})"""
+
+STAGES_SQL = """
+INSERT INTO spans (project_id, trace_id, span_id, parent_span_id, run_id, role, name, kind, service, stage, status,
+  start_at, end_at, duration_ms, ingested_at)
+SELECT 1, lower(hex(sipHash128(p))), lower(hex(sipHash64(number, 9))), lower(hex(sipHash64(p))), '', 'stage',
+  st, 'internal', concat('svc-', toString(p % 10)), st, 'unset',
+  toDateTime64({day:DateTime64(9, 'UTC')}, 9, 'UTC') + toIntervalMicrosecond(intDiv(p * 86400000000, {n:UInt64})) AS s,
+  s + toIntervalMillisecond(30), 30, now64(3)
+FROM (SELECT number, number * 4 AS p, ['connect', 'tokenize'][number % 2 + 1] AS st FROM numbers({m:UInt64}))"""
+
+
+def timed(label: str, fn, *args, **kwargs):
+    t = time.perf_counter()
+    out = fn(*args, **kwargs)
+    took = time.perf_counter() - t
+    print(f"  {label:58s} {took:7.2f} s", flush=True)
+    return out, took
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--attempts", type=int, default=8_000_000)
+    p.add_argument("--stages", type=int, default=2_000_000)
+    p.add_argument("--data-dir", help="reuse a data dir (keeps the generated spans between runs)")
+    a = p.parse_args()
+    os.environ["LATENCY_OBS_DATA_DIR"] = a.data_dir or tempfile.mkdtemp(prefix="bench-analysis-")
+    os.environ.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", CLICKHOUSE_RETENTION_DAYS="3650", LOG_LEVEL="WARNING")
+    for var in ("CLICKHOUSE_URL", "DATABASE_URL"):
+        os.environ.pop(var, None)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from analysis import jobs
+    from analysis.diagnosis_service import run_diagnosis
+    from analysis.materialize import materialize
+    from latency_obs.clickhouse import client
+    from latency_obs.clickhouse.migrate import migrate
+    from projects.models import Project
+
+    call_command("migrate", verbosity=0)
+    migrate()
+    Project.objects.get_or_create(id=1, defaults={"name": "bench"})
+    params = {"day": DAY.replace(tzinfo=None), "n": a.attempts, "m": a.stages}
+    print(f"analysis benchmark: {a.attempts + a.stages:,} spans over 24 h, 10 services (data: {os.environ['LATENCY_OBS_DATA_DIR']})")
+    if client.query_rows("SELECT count() FROM spans")[0][0] < a.attempts:
+        timed("generate attempt spans", client.command, ATTEMPTS_SQL, parameters=params)
+        timed("generate stage spans", client.command, STAGES_SQL, parameters=params)
+        timed("materialize the whole day (backfill)", materialize, 1, DAY, DAY + timedelta(days=1))
+    timed("materialize one dirty hour (the minute job)", materialize, 1, DAY + timedelta(hours=12), DAY + timedelta(hours=13))
+    took = []
+    for _ in range(3):
+        result, t = timed("diagnose svc-3 over 24 h", run_diagnosis, 1, "svc-3", DAY, DAY + timedelta(days=1))
+        took.append(t)
+    print(f"  -> verdict {result['verdict']}, {result['evidence']['requests']:,} requests; "
+          f"median {sorted(took)[1]:.2f} s per diagnosis (target <= 3 s) {'ok' if sorted(took)[1] <= 3 else 'MISSED'}")
+    end = DAY + timedelta(hours=18)
+    t = time.perf_counter()
+    materialize(1, end - timedelta(hours=1), end)
+    jobs.diagnose_active(end - jobs.RECENT, end)
+    minute = time.perf_counter() - t
+    print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target < 60 s) "
+          f"{'ok' if minute < 60 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

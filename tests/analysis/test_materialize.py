@@ -1,0 +1,109 @@
+"""analysis.materialize: request_buckets rows from spans, idempotent per window, dirty hours."""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from analysis.materialize import dirty_hours, materialize, materialize_dirty
+from tests import factories as f
+
+DAY = timedelta(days=1)
+H = timedelta(hours=1)
+
+
+@pytest.fixture
+def buckets(clickhouse):
+    """The clickhouse fixture with request_buckets emptied too."""
+    clickhouse.command("TRUNCATE TABLE IF EXISTS request_buckets")
+    return clickhouse
+
+
+def _rows(clickhouse, project_id):
+    return clickhouse.query("SELECT * FROM request_buckets FINAL WHERE project_id = {p:UInt32} ORDER BY start_at",
+                            parameters={"p": project_id})
+
+
+def _at(minutes: float) -> int:
+    return f.BASE_NS + int(minutes * 60_000) * f.MS
+
+
+def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(alice, ingest, buckets):
+    project, key = alice
+    root = f.span(name="chat.handle", duration_ms=2000)
+    a = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False, parent=root, trace_id=root.trace_id,
+                  start_ns=root.start_time_unix_nano + 100 * f.MS)
+    stages = [f.stage(a, "connect", 20, 30), f.stage(a, "tokenize", 50, 5), f.stage(a, "prompt_build", 55, 7),
+              f.stage(a, "policy", 62, 3), f.stage(a, "network", 70, 12), f.stage(root, "retrieval", 0, 60)]
+    ingest(key, f.request(root, a, *stages))
+    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 1
+    [row] = _rows(buckets, project.id)
+    # t_conn 30 (connect span); 300 - 30 -> 270; prep 5 + 7 + 3 -> 15; retrieval from the root's child
+    assert (row["t_queue_ms"], row["t_conn_ms"], row["t_first_token_ms"], row["t_retry_ms"]) == (20, 30, 270, 0)
+    assert (row["prep_ms"], row["network_ms"], row["retrieval_ms"], row["tool_ms"]) == (15, 12, 60, None)
+    assert (row["is_final_attempt"], row["run_attempt_count"], row["ttft_ms"]) == (True, 1, 320)
+
+
+def test_rematerializing_replaces_rows_instead_of_doubling_them(alice, ingest, buckets):
+    project, key = alice
+    ingest(key, f.request(f.attempt(), f.attempt(t_queue_ms=400)))
+    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 2
+    # a connect stage arrives later: the same attempt's row is replaced, not added
+    parent = f.attempt(reused=False)
+    ingest(key, f.request(parent))
+    ingest(key, f.request(f.stage(parent, "connect", 20, 40)))
+    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 3
+    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 3
+    rows = _rows(buckets, project.id)
+    assert len(rows) == 3
+    assert rows[-1]["t_conn_ms"] == 40  # 300 - 40 -> 260
+    assert rows[-1]["t_first_token_ms"] == 260
+
+
+def test_a_retry_makes_the_earlier_attempt_no_longer_final(alice, ingest, buckets):
+    project, key = alice
+    run = {"llm.run.id": "run-1"}
+    first = f.attempt(attributes={**run, "llm.attempt": 1, "llm.retry.cause": "timeout"}, start_ns=_at(1),
+                      status_code=f.Status.STATUS_CODE_ERROR)
+    ingest(key, f.request(first))
+    materialize(project.id, f.BASE, f.BASE + H)
+    assert [r["is_final_attempt"] for r in _rows(buckets, project.id)] == [True]
+    ingest(key, f.request(f.attempt(attributes={**run, "llm.attempt": 2}, start_ns=_at(1.5))))
+    materialize(project.id, f.BASE, f.BASE + H)
+    rows = _rows(buckets, project.id)
+    # final = latest started; t_retry = 1.5 min - 1 min -> 30,000 ms, over the run of 2 attempts
+    assert [(r["attempt"], r["is_final_attempt"], r["t_retry_ms"], r["run_attempt_count"]) for r in rows] == [
+        (1, False, None, 2), (2, True, 30_000, 2)]
+
+
+def test_dirty_hours_are_exactly_the_hours_that_got_attempts(alice, bob, ingest, buckets):
+    (project, key), (other, other_key) = alice, bob
+    before = datetime.now(timezone.utc) - timedelta(seconds=1)
+    ingest(key, f.request(f.attempt(start_ns=_at(30)), f.attempt(start_ns=_at(40)), f.attempt(start_ns=_at(135))))
+    ingest(other_key, f.request(f.attempt(start_ns=_at(75))))
+    # 10:30 and 10:40 -> 10:00; 12:15 -> 12:00; bob's 11:15 -> 11:00
+    assert dirty_hours(before) == [(project.id, f.BASE), (project.id, f.BASE + 2 * H), (other.id, f.BASE + H)]
+    assert dirty_hours(datetime.now(timezone.utc) + timedelta(seconds=1)) == []
+
+
+def test_a_late_stage_span_marks_its_hour_and_the_one_before_near_the_boundary(alice, ingest, buckets):
+    project, key = alice
+    parent = f.attempt(reused=False, start_ns=_at(59.9))
+    ingest(key, f.request(parent))
+    since = datetime.now(timezone.utc) - timedelta(milliseconds=1)
+    ingest(key, f.request(f.stage(parent, "connect", 7000, 30)))  # starts at 11:00:01, parent queued at 10:59:54
+    assert dirty_hours(since) == [(project.id, f.BASE), (project.id, f.BASE + H)]
+
+
+def test_materialize_dirty_recomputes_each_dirty_hour(alice, ingest, buckets):
+    project, key = alice
+    since = datetime.now(timezone.utc) - timedelta(seconds=1)
+    ingest(key, f.request(f.attempt(start_ns=_at(10)), f.attempt(start_ns=_at(70)), f.attempt(start_ns=_at(80))))
+    summary = materialize_dirty(since)
+    assert summary == {"hours": 2, "rows": 3, "projects": [project.id]}
+    assert len(_rows(buckets, project.id)) == 3
+
+
+def test_bob_gets_no_rows_from_alices_spans(alice, bob, ingest, buckets):
+    (project, key), (other, _) = alice, bob
+    ingest(key, f.request(f.attempt()))
+    assert materialize(other.id, f.BASE - DAY, f.BASE + DAY) == 0
+    assert _rows(buckets, other.id) == []
