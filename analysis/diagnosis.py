@@ -68,7 +68,11 @@ FLOWCHART = [
          metric("retries.spearman_retries_queue_depth"), "retry_queue_spearman",
          yes="retry_amplification", no="queue_backlog"),
     Node("prep_share", "Is preprocessing / tokenization slow (tokenize + prompt_build + policy share of t_first_token)?",
-         metric("stages.prep_share_of_first_token"), "prep_share", yes="preprocessing", no="ttft_p95"),
+         metric("stages.prep_share_of_first_token"), "prep_share", yes="preprocessing", no="post_share"),
+    # Seed 002's dominance triage: post-processing that takes a large share of every request is a
+    # throughput limiter of its own, whatever TTFT does, so it is asked before the TTFT branch.
+    Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
+         metric("dominance.t_post.p50_share"), "post_share", yes="post_processing", no="ttft_p95"),
     Node("ttft_p95", "Is TTFT high (p95, ms)?", metric("buckets.ttft.p95"), "ttft_p95_ms",
          yes="ttft_decode", no="decode_speed"),
     Node("ttft_decode", "Is decode slow as well (ms per output token, p50)?",
@@ -86,9 +90,7 @@ FLOWCHART = [
     Node("prefill_ratio", "Does TTFT grow with prompt length (TTFT p50, longest vs shortest prompts)?",
          prefill_ratio, "prefill_ratio", yes="prefill_pressure", no="prefill_pressure"),
     Node("decode_speed", "Is decode slow (ms per output token, p50)?", metric("decode.ms_per_output_token_p50"),
-         "decode_ms_per_token", yes="decode_throughput", no="post_share"),
-    Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
-         metric("dominance.t_post.p50_share"), "post_share", yes="post_processing", no="retry_rate"),
+         "decode_ms_per_token", yes="decode_throughput", no="retry_rate"),
     Node("retry_rate", "Are retries high without a backlog (extra attempts per run)?", metric("retries.rate"),
          "retry_rate", yes="retry_amplification", no="healthy"),
 ]

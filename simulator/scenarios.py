@@ -87,7 +87,7 @@ PRESETS: dict[str, Scenario] = {
         prompt_build_ms=110.0, policy_ms=60.0, tenants=tuple(replace(t, prompt_tokens=2600) for t in BASE.tenants),
         description="Tokenizing and prompt building on one CPU worker per instance before the model starts."),
     "prefill_pressure": BASE.with_(
-        name="prefill_pressure", cause="prefill_pressure", prefill_ms_per_1k=140.0, kv_pressure=6.0,
+        name="prefill_pressure", cause="prefill_pressure", rps=3.5, prefill_ms_per_1k=140.0, kv_pressure=6.0,
         tenants=tuple(replace(t, long_prompt_share=0.35) for t in BASE.tenants),
         description="Long contexts fill the KV cache: prefill, hence time to first token, grows with prompt length."),
     "decode_throughput": BASE.with_(
@@ -114,7 +114,7 @@ PRESETS: dict[str, Scenario] = {
         name="noisy_tenant", cause="noisy_tenant", rps=3.0, cap=12,
         tenants=(Tenant("acme", 0.3), Tenant("globex", 0.25), Tenant("initech", 0.2),
                  Tenant("bulkcorp", 0.25, prompt_tokens=6000, output_tokens=600, long_prompt_share=0.3,
-                        bursts=((0.3, 0.25, 2.0),))),
+                        bursts=((0.25, 0.45, 2.2),))),
         description="One tenant's bulk traffic takes most slots; everyone else queues behind it."),
 }
 

@@ -39,10 +39,10 @@ def test_healthy_traffic_has_no_findings_and_no_fixes():
     result = diagnose(samples.healthy())
     assert result["findings"] == []
     assert result["recommendations"] == []
-    # queue p95 0, share 0, prep 0.20, TTFT 256 ms, 16 ms/token, t_post share 0.005, retry rate 0.006: all "no"
+    # queue p95 0, share 0, prep 0.20, t_post share 0.005, TTFT 256 ms, 16 ms/token, retry rate 0.006: all "no"
     assert set(answers(result).values()) == {"no"}
     assert [s["node"] for s in result["path"]] == [
-        "queue_p95", "queue_share", "prep_share", "ttft_p95", "decode_speed", "post_share", "retry_rate"]
+        "queue_p95", "queue_share", "prep_share", "post_share", "ttft_p95", "decode_speed", "retry_rate"]
 
 
 def test_path_steps_carry_question_value_threshold_answer():
