@@ -1,4 +1,5 @@
 """Typed environment readers: a bad value stops start-up with a message naming the variable."""
+import json
 import os
 from urllib.parse import urlparse
 
@@ -52,3 +53,17 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if raw.upper() not in choices:
         raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}; got {raw!r}")
     return raw.upper()
+
+
+def env_json_object(name: str) -> dict:
+    """A JSON object, e.g. ANALYSIS_THRESHOLDS='{"queue_p95_ms": 2000}'; {} when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object, got {raw!r}")
+    return value

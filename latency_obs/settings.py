@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from latency_obs.env import env_bool, env_choice, env_int, env_str, env_url
+from latency_obs.env import env_bool, env_choice, env_int, env_json_object, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("LATENCY_OBS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -103,6 +103,10 @@ INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
 INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
+
+# Analysis: thresholds of the diagnosis flowchart (names in analysis/thresholds.py) and the API's window limit.
+ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
+ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
 
 # Celery: Redis in production; in-process (memory transport, worker and beat threads) when unset.
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://", ("memory", "redis", "rediss"))
