@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from analysis.stats import spearman  # noqa: F401  (the preset tests use it as sg.spearman)
 from simulator.emit import Emitter
 from simulator.runner import run_simulation
 
@@ -127,33 +128,6 @@ def pct(values, p):
 
 def median(values):
     return pct(values, 50)
-
-
-def _ranks(xs):
-    order = sorted(range(len(xs)), key=xs.__getitem__)
-    ranks = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):  # ties share the mean of their ranks
-            ranks[order[k]] = (i + j) / 2.0 + 1
-        i = j + 1
-    return ranks
-
-
-def pearson(xs, ys):
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy) if sxx and syy else 0.0
-
-
-def spearman(xs, ys):
-    """Spearman's rank correlation: Pearson's r of the ranks (ties averaged)."""
-    return pearson(_ranks(xs), _ranks(ys))
 
 
 def stddev(xs):
