@@ -15,7 +15,6 @@ VERDICTS = (
     "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
     "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "healthy",
 )
-SEGMENT_ORDER = ("<1k", "1-4k", "4-16k", ">16k")
 
 
 def pick(evidence: dict, dotted: str):
@@ -33,12 +32,15 @@ def metric(dotted: str) -> Callable[[dict, Thresholds], float | None]:
 
 
 def prefill_ratio(evidence: dict, thresholds: Thresholds) -> float | None:
-    """TTFT p50 of the longest prompt segment over the shortest, among segments with enough requests."""
+    """TTFT p50 of the longest prompt segment over the shortest, among segments with enough requests.
+
+    Segments come in ascending prompt length (their edges are ANALYSIS_SEGMENT_EDGES); "unknown" is skipped.
+    """
     segments = evidence.get("segments") or {}
     usable = [
-        segments[name]["ttft_p50"] for name in SEGMENT_ORDER
-        if isinstance(segments.get(name), dict) and (segments[name].get("count") or 0) >= thresholds.prefill_min_count
-        and segments[name].get("ttft_p50") is not None
+        seg["ttft_p50"] for name, seg in segments.items()
+        if name != "unknown" and isinstance(seg, dict) and (seg.get("count") or 0) >= thresholds.prefill_min_count
+        and seg.get("ttft_p50") is not None
     ]
     if len(usable) < 2 or usable[0] <= 0:
         return None

@@ -6,25 +6,28 @@ analysis/materialize.py), so the window's hours must have been materialized.
 """
 from datetime import datetime, timezone
 
+from django.conf import settings
+
 from analysis import queries, stats
 
 BUCKET_SHARES = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry")
-DEFAULT_EDGES = (1000, 4000, 16000)
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
 NOISY_TOP = 3  # tenants (by in-flight share during backlog) whose neighbours' t_queue p95 is measured
 MINUTE_MS = 60_000
 
 
 def collect(project_id: int, service: str, start: datetime, end: datetime, route: str = "", tenant: str = "",
-            segment_edges=DEFAULT_EDGES) -> dict:
+            segment_edges=None) -> dict:
     """Evidence for `service` over the attempts queued in [start, end), optionally one route / tenant.
 
+    segment_edges: prompt-length cuts in input tokens (default ANALYSIS_SEGMENT_EDGES).
     Keys: window, requests, buckets, dominance, segments, stages, decode, gap_fraction, churn, tenants,
     noisy_neighbours, retries, success_rate, successful_runs_per_hour. The scheduler measures
     (gap_fraction, noisy neighbours, retry amplification's queue depth) cover the whole service:
     an instance's queue is every route's and tenant's.
     """
     args = (project_id, service, start, end)
+    segment_edges = segment_edges or settings.ANALYSIS_SEGMENT_EDGES
     window_ms = (end - start).total_seconds() * 1000
     dist = queries.bucket_distribution(*args, route=route, tenant=tenant)
     out = {"window": _window(start, end, route, tenant), "requests": dist["requests"], "buckets": dist["buckets"]}

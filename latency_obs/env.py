@@ -67,3 +67,17 @@ def env_json_object(name: str) -> dict:
     if not isinstance(value, dict):
         raise ImproperlyConfigured(f"{name} must be a JSON object, got {raw!r}")
     return value
+
+
+def env_int_list(name: str, default: tuple[int, ...]) -> tuple[int, ...]:
+    """Comma-separated positive integers in ascending order, e.g. 1000,4000,16000."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        values = tuple(int(x) for x in raw.split(",") if x.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be comma-separated integers, got {raw!r}") from None
+    if not values or list(values) != sorted(set(values)) or values[0] <= 0:
+        raise ImproperlyConfigured(f"{name} must be ascending positive integers, got {raw!r}")
+    return values

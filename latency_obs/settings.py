@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from latency_obs.env import env_bool, env_choice, env_int, env_json_object, env_str, env_url
+from latency_obs.env import env_bool, env_choice, env_int, env_int_list, env_json_object, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("LATENCY_OBS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -107,6 +107,8 @@ INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 # Analysis: thresholds of the diagnosis flowchart (names in analysis/thresholds.py) and the API's window limit.
 ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
 ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
+# prompt-length segments: cuts in input tokens (default <1k, 1-4k, 4-16k, >16k)
+ANALYSIS_SEGMENT_EDGES = env_int_list("ANALYSIS_SEGMENT_EDGES", (1000, 4000, 16000))
 
 # Celery: Redis in production; in-process (memory transport, worker and beat threads) when unset.
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://", ("memory", "redis", "rediss"))

@@ -21,13 +21,15 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=("json", "text"), default="text", dest="output_format")
 
     def handle(self, *args, project, service, start, end, route, tenant, output_format, **options):
-        proj = Project.objects.filter(name=project).first()
-        if proj is None:
-            raise CommandError(f"no project named {project!r}")
         try:
+            proj = Project.objects.filter(name=project).first()
+            if proj is None:
+                raise AnalysisError("not_found", f"no project named {project!r}", status=404)
             result = run_diagnosis(proj.pk, service, parse_instant(start, "start"), parse_instant(end, "end"),
                                    route=route, tenant=tenant)
         except AnalysisError as exc:
+            if output_format == "json":  # the same error document as the API, then a failing exit status
+                self.stdout.write(json.dumps({"error": exc.reason, "message": exc.message}))
             raise CommandError(f"{exc.reason}: {exc.message}") from None
         if output_format == "json":
             self.stdout.write(json.dumps(result, indent=2, cls=DjangoJSONEncoder))
