@@ -127,8 +127,8 @@ class Phase:
     share: float
 
 
-# TRICKY: a service keeps one cap across its phases (the backlog incident doubles its rate instead of
-# halving the cap), as a real fleet would: a cap that changed mid-window would read as idle slots.
+# A service keeps one cap across its phases (the backlog incident doubles its rate instead of halving
+# the cap), as a real fleet mostly would.
 DEMO_SERVICES = {
     "chat-gateway": (PRESETS["healthy"], PRESETS["queue_backlog"].with_(cap=16, rps=6.8), PRESETS["healthy"]),
     "rag-gateway": (PRESETS["healthy"], PRESETS["healthy"], PRESETS["connection_churn"]),

@@ -1,8 +1,9 @@
 -- Scheduler state of each instance of one service (span-convention.md, "Scheduler state over time"),
 -- swept from its attempts queued in [start, end); route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). One pass, two groupings:
--- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (largest
---   llm.scheduler.cap seen so far; NULL unknown), backlog_ms (queue_depth > 0), gap_ms (... and
+-- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (the
+--   llm.scheduler.cap of the latest attempt queued so far, so a cap changed mid-window counts from then
+--   on; NULL unknown), backlog_ms (queue_depth > 0), gap_ms (... and
 --   in_flight < cap), queue_ms / in_flight_ms (integrals, count x ms), maxima, covered_ms;
 -- * per tenant (instance = ''): in_flight_backlog_ms, the slot time its attempts held while their
 --   instance had a queue, and its attempts.
@@ -14,7 +15,7 @@ SELECT
     instance,
     b * {bucket_ms:UInt32} AS bucket_start_ms,
     tenant,
-    max(cap) AS instance_cap,
+    argMax(cap, t) AS instance_cap,
     sumIf(hi - lo, queue > 0) / 1e6 AS backlog_ms,
     sumIf(hi - lo, queue > 0 AND in_flight < coalesce(cap, 0)) / 1e6 AS gap_ms,
     sum((hi - lo) * queue) / 1e6 AS queue_ms,
@@ -38,7 +39,7 @@ FROM
             -- state after each event, until the instance's next event
             SELECT instance, tenant, t, kind, toInt64(df) AS df, span_key,
                    toInt64({bucket_ms:UInt32}) * 1000000 AS width,
-                   max(event_cap) OVER w AS cap,
+                   anyLast(if(kind = 0, event_cap, NULL)) OVER w AS cap,
                    sum(dq) OVER w AS queue, sum(df) OVER w AS in_flight,
                    leadInFrame(t, 1, t) OVER w1 AS next_t,
                    if(queue > 0, next_t - t, 0) AS backlog

@@ -114,6 +114,17 @@ def test_scheduler_sweep_gives_backlog_and_gap_per_instance(send):
     # pooled: 3 of 4 backlog seconds under cap -> 0.75 (evidence.gap_fraction does the pooling)
 
 
+def test_a_cap_lowered_mid_window_counts_from_then_on(send):
+    def one(start_ms, t_queue, cap):
+        return f.attempt(t_queue_ms=t_queue, t_first_token_ms=300, t_stream_ms=600, t_post_ms=100,
+                         start_ns=_at(start_ms), attributes={"llm.scheduler.cap": cap})
+    # cap 2 until 3 s, then the instance reports cap 1: E in flight 3-4 s, F queued 3.5-4 s behind it
+    pid = send(f.request(one(0, 0, 2), one(3000, 0, 1), one(3500, 500, 1), instance="gw-1"))
+    [row] = queries.scheduler_sweep(*_window(pid), bucket_ms=60_000)["instances"]
+    # backlog [3.5, 4) s with in_flight 1 = the current cap 1 -> no gap (a running max of 2 would say 500 ms)
+    assert (row["cap"], row["backlog_ms"], row["gap_ms"]) == (1, 500, 0)
+
+
 def test_scheduler_series_splits_intervals_at_bucket_edges(send):
     pid = send(*_scheduler_fixture())
     rows = [r for r in queries.scheduler_sweep(*_window(pid), bucket_ms=1000)["instances"] if r["instance"] == "gw-1"]
