@@ -18,11 +18,11 @@ def parse_instant(value: str | None, name: str) -> datetime:
         raise AnalysisError("missing_parameter", f"'{name}' is required (an ISO 8601 instant)")
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         raise AnalysisError("bad_date", f"'{name}' is not an ISO 8601 instant: {value!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
 
 
 def check_window(start: datetime, end: datetime) -> None:

@@ -125,7 +125,9 @@ def gap_fraction(state: list[dict]) -> dict:
     """
     per = {}
     for row in state:
-        acc = per.setdefault(row["instance"], {"cap": row["cap"], "backlog_ms": 0.0, "gap_ms": 0.0})
+        acc = per.setdefault(row["instance"], {"cap": None, "backlog_ms": 0.0, "gap_ms": 0.0})
+        if row["cap"] is not None:  # rows come in time order: keep the latest cap the instance reported
+            acc["cap"] = row["cap"]
         acc["backlog_ms"] += row["backlog_ms"]
         acc["gap_ms"] += row["gap_ms"]
     capped = [a for a in per.values() if a["cap"] is not None]

@@ -93,14 +93,23 @@ def _uint(expr: str, bits: int) -> str:
     return f"if({expr} >= 0 AND isFinite({expr}), toUInt{bits}(least({expr}, {2 ** bits - 1})), NULL)"
 
 
+def _finite(expr: str) -> str:
+    return f"if(isFinite({expr}), {expr}, NULL)"
+
+
 def _event(name: str) -> str:
     """Nanosecond timestamp of the first event called `name`, NULL when there is none."""
     return f"nullIf(toInt64(arrayFirst(e -> e.name = {_q(name)}, s.events).time_unix_nano), 0)"
 
 
 def _after_start(seconds_key: str) -> str:
-    """span start + a duration attribute in seconds (vLLM, GenAI), in ns; NULL when absent."""
-    return f"start_ns + toInt64(round({number(seconds_key, resource_fallback=False)} * 1e9))"
+    """span start + a duration attribute in seconds (vLLM, GenAI), in ns; NULL when absent or not sane.
+
+    TRICKY: NaN, Inf or absurd values would make the Int64 conversion fail the whole INSERT, so
+    anything that is not a finite duration under ~115 days is unknown.
+    """
+    seconds = number(seconds_key, resource_fallback=False)
+    return f"if(isFinite({seconds}) AND abs({seconds}) < 1e7, start_ns + toInt64(round({seconds} * 1e9)), NULL)"
 
 
 def _spans_subquery(source: str) -> str:
@@ -183,7 +192,7 @@ COLUMNS = {
     "stage": "stage",
     "status": "['unset', 'ok', 'error'][if(s.status.code BETWEEN 0 AND 2, s.status.code, 0) + 1]",
     "status_message": "leftUTF8(toValidUTF8(s.status.message), 1024)",
-    "attempt": f"toUInt16(greatest(1, least(65535, coalesce({number('llm.attempt')}, {number('http.request.resend_count')} + 1, 1))))",
+    "attempt": f"toUInt16(greatest(1, least(65535, coalesce({_finite(number('llm.attempt'))}, {_finite(number('http.request.resend_count'))} + 1, 1))))",
     "retry_cause": f"if(s.status.code = 2, {first_text('llm.retry.cause', 'error.type')}, '')",
     "connection_reused": _boolean(_attr("llm.connection.reused")),
     "cap": _uint(number("llm.scheduler.cap"), 32),

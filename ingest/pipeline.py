@@ -53,5 +53,8 @@ def export(authorization: str | None, body: bytes, encoding: str) -> Decoded:
     decode = decode_json if encoding == "json" else decode_protobuf
     decoded = decode(body, settings.INGEST_MAX_ATTRIBUTES)
     if decoded.accepted:
-        get_writer().spool.append(key.project_id, decoded.body, decoded.accepted)
+        try:
+            get_writer().spool.append(key.project_id, decoded.body, decoded.accepted)
+        except OSError as exc:  # disk full or failing: nothing was acknowledged, the client retries later
+            raise SpoolFull(f"cannot write the spool: {exc}") from exc
     return decoded

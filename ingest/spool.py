@@ -11,6 +11,7 @@ import itertools
 import os
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +19,24 @@ from ingest.otlp_proto import frame, read_varint, spool_record
 
 SUFFIX = ".seg"
 BATCH_SUFFIX = ".batch"
+QUARANTINE = "quarantine"
 _counter = itertools.count()
 
 
 class SpoolFull(Exception):
     """The spool passed its size limit: ClickHouse is behind or down. Answer 429/503 with Retry-After."""
+
+
+def _write_manifest(directory: Path, segments: list) -> Path:
+    """A durable manifest naming `segments`, under a unique name (the batch's deduplication token)."""
+    manifest = directory / f"{segments[0].path.stem}-{uuid.uuid4().hex[:12]}{BATCH_SUFFIX}"
+    tmp = manifest.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        f.write("\n".join(s.path.name for s in segments))
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.rename(manifest)
+    return manifest
 
 
 @dataclass
@@ -45,6 +59,23 @@ class Batch:
     def release(self) -> None:
         for segment in self.segments:
             segment.release()
+
+    def quarantine(self) -> Path:
+        """Move the segments aside (kept for inspection and replay by hand); returns the directory."""
+        target = self.manifest.parent / QUARANTINE
+        target.mkdir(exist_ok=True)
+        for segment in self.segments:
+            segment.path.rename(target / segment.path.name)
+            segment.release()
+        self.manifest.unlink(missing_ok=True)
+        return target
+
+    def split(self) -> None:
+        """Replace this batch by one single-segment batch per segment (their own manifests and tokens)."""
+        for segment in self.segments:
+            _write_manifest(self.manifest.parent, [segment])
+        self.manifest.unlink(missing_ok=True)
+        self.release()
 
 
 @dataclass
@@ -100,11 +131,18 @@ class Spool:
                 raise SpoolFull(f"spool holds {self._backlog_bytes} bytes, limit {self.max_bytes}")
             if self._fd is None:
                 self._open()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
-            if self.fsync:
-                os.fdatasync(self._fd)
+            offset = os.lseek(self._fd, 0, os.SEEK_END)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+                if self.fsync:
+                    os.fdatasync(self._fd)
+            except OSError:
+                # disk full or I/O error: cut the partial record and close, so later records stay readable
+                os.ftruncate(self._fd, offset)
+                self._close()
+                raise
             self._spans += spans
             self._backlog_bytes += len(data)
             if self._spans >= self.segment_spans:
@@ -149,8 +187,11 @@ class Spool:
 
     def claim_batch(self, max_bytes: int) -> Batch | None:
         """The next group to insert: a batch left by a dead writer first, else new segments up to max_bytes."""
+        listed: set[str] = set()
         for manifest in sorted(self.directory.glob("*" + BATCH_SUFFIX)):
-            paths = [self.directory / name for name in manifest.read_text().split()]
+            names = manifest.read_text().split()
+            listed.update(names)
+            paths = [self.directory / name for name in names]
             present = sum(p.exists() for p in paths)
             segments = list(self.claim(paths))
             batch = Batch(manifest.stem, segments, manifest)
@@ -165,6 +206,11 @@ class Spool:
                 return batch
         group, size = [], 0
         for segment in self.claim():
+            # TRICKY: a segment named by a manifest goes only through that manifest (same token, same
+            # blocks); another writer may hold the manifest's other segments right now.
+            if segment.path.name in listed:
+                segment.release()
+                continue
             if group and size + segment.size() > max_bytes:
                 segment.release()
                 break
@@ -172,13 +218,7 @@ class Spool:
             size += segment.size()
         if not group:
             return None
-        manifest = self.directory / (group[0].path.stem + BATCH_SUFFIX)
-        tmp = manifest.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            f.write("\n".join(s.path.name for s in group))
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.rename(manifest)
+        manifest = _write_manifest(self.directory, group)
         return Batch(manifest.stem, group, manifest)
 
     def backlog(self) -> tuple[int, int]:

@@ -1,12 +1,15 @@
 """Moves spooled segments into ClickHouse in large inserts, and keeps them through outages.
 
-One INSERT per segment (~20k spans): ClickHouse decodes the protobuf itself (mapping.insert_sql).
-The segment's name is the insert's deduplication token, so replaying a segment whose insert
-landed just before a crash stores nothing twice. A failed insert leaves the segment in the spool
-and the writer retries with back-off.
+Closed segments go to ClickHouse in batches of up to INGEST_BATCH_BYTES, one INSERT per batch;
+ClickHouse decodes the protobuf itself (mapping.insert_sql). A batch is named by a manifest written
+before its INSERT and used as the deduplication token, so a batch replayed after a crash stores
+nothing twice (see spool.Batch). A failed insert leaves the batch in the spool and the writer
+retries with back-off; a batch ClickHouse refuses as bad data is moved to quarantine/ instead of
+blocking every later batch.
 """
 import logging
 import os
+import re
 import threading
 
 from django.conf import settings
@@ -43,6 +46,16 @@ def _insert_settings(token: str) -> dict:
         **_schema_settings(), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
         "max_threads": 1, "max_insert_threads": 1,
     }
+
+
+# ClickHouse error codes that mean "this data cannot be parsed or converted": retrying cannot help.
+BAD_DATA_CODES = {6, 26, 27, 32, 33, 38, 41, 69, 70, 72, 321, 444}
+_CODE = re.compile(r"Code: (\d+)")
+
+
+def is_bad_data(exc: Exception) -> bool:
+    match = _CODE.search(str(exc))
+    return bool(match) and int(match[1]) in BAD_DATA_CODES
 
 
 def _limits() -> dict:
@@ -114,11 +127,18 @@ class Writer:
     def flush(self, force: bool = False) -> int:
         """Insert every claimable segment now; returns how many. Raises ClickHouseError on failure."""
         with self._flush_lock:
+            self.spool.refresh_backlog()  # other processes append to the same spool
             self.spool.rotate(force=force)
             done = 0
             while (batch := self.spool.claim_batch(settings.INGEST_BATCH_BYTES)) is not None:
                 try:
                     done += insert_batch(batch)
+                except client.ClickHouseError as exc:
+                    if not is_bad_data(exc):
+                        batch.release()
+                        raise
+                    self._set_aside(batch, exc)
+                    continue
                 except BaseException:
                     batch.release()
                     raise
@@ -126,6 +146,18 @@ class Writer:
             self.inserted_segments += done
             self.spool.refresh_backlog()
             return done
+
+    @staticmethod
+    def _set_aside(batch: Batch, exc: Exception) -> None:
+        """Bad data must not block every later batch: split it, then quarantine the segment at fault."""
+        if len(batch.segments) > 1:
+            log.warning("spool batch %s refused as bad data; retrying its %d segments one by one", batch.token,
+                        len(batch.segments))
+            batch.split()
+        else:
+            where = batch.quarantine()
+            log.error("spool segment %s refused by ClickHouse as bad data, moved to %s: %s",
+                      batch.segments[0].path.name, where, exc)
 
     def _run(self) -> None:
         backoff = self.interval_s

@@ -9,7 +9,8 @@ from django.dispatch import receiver
 from projects.models import ApiKey, hash_key
 
 CACHE_SECONDS = 5.0
-_cache: dict[str, tuple[float, "KeyInfo | None"]] = {}
+CACHE_MAX_KEYS = 10_000  # only valid keys are cached; a flood of made-up tokens cannot grow it
+_cache: dict[str, tuple[float, "KeyInfo"]] = {}
 _lock = threading.Lock()
 
 
@@ -62,8 +63,12 @@ def _lookup(digest: str) -> KeyInfo | None:
     if hit and now - hit[0] < CACHE_SECONDS:
         return hit[1]
     key = ApiKey.objects.select_related("project").filter(key_hash=digest, revoked_at__isnull=True).first()
-    info = KeyInfo(key.project_id, key.project.name, key.scope_set) if key else None
+    if key is None:
+        return None
+    info = KeyInfo(key.project_id, key.project.name, key.scope_set)
     with _lock:
+        if len(_cache) >= CACHE_MAX_KEYS:
+            _cache.clear()
         _cache[digest] = (now, info)
     return info
 

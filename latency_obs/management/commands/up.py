@@ -59,6 +59,9 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             pass
         finally:
+            # a second Ctrl-C must not cut the drain short
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.stdout.write("stopping…")
             if demo_stop is not None:
                 demo_stop.set()
