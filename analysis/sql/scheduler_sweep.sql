@@ -1,5 +1,5 @@
--- Scheduler state of each instance of one service (span-convention.md, "Scheduler state over time"),
--- swept from its attempts queued in [start, end); route and tenant filters do not apply (an instance's
+-- Scheduler state of each instance of one service (span-convention.md, "Scheduler state over time")
+-- over the window [start, end), swept from every attempt queued or in flight during it; route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). One pass, two groupings:
 -- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (the
 --   llm.scheduler.cap of the latest attempt queued so far, so a cap changed mid-window counts from then
@@ -23,13 +23,13 @@ SELECT
     sum(hi - lo) / 1e6 AS covered_ms,
     maxIf(queue, hi > lo) AS queue_max,
     maxIf(in_flight, hi > lo) AS in_flight_max,
-    sumIf(-df * b_before, b = intDiv(t, width)) / 1e6 AS in_flight_backlog_ms,
-    countIf(kind = 0 AND b = intDiv(t, width)) AS attempts
+    sumIf(-df * b_before, b = intDiv(lo0, width)) / 1e6 AS in_flight_backlog_ms,
+    countIf(kind = 0 AND b = intDiv(lo0, width) AND t >= toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})) AS attempts
 FROM
 (
     -- each step [t, next_t) split at bucket edges (a zero-length step keeps one piece for the tenant sum)
-    SELECT *, toInt64(arrayJoin(range(toUInt64(intDiv(t, width)), toUInt64(greatest(intDiv(next_t - 1, width), intDiv(t, width)) + 1)))) AS b,
-           greatest(t, b * width) AS lo, greatest(least(next_t, (b + 1) * width), lo) AS hi
+    SELECT *, toInt64(arrayJoin(range(toUInt64(intDiv(lo0, width)), toUInt64(greatest(intDiv(hi0 - 1, width), intDiv(lo0, width)) + 1)))) AS b,
+           greatest(lo0, b * width) AS lo, greatest(least(hi0, (b + 1) * width), lo) AS hi
     FROM
     (
         -- B before each event: the instance's backlog time over earlier steps
@@ -42,7 +42,10 @@ FROM
                    anyLast(if(kind = 0, event_cap, NULL)) OVER w AS cap,
                    sum(dq) OVER w AS queue, sum(df) OVER w AS in_flight,
                    leadInFrame(t, 1, t) OVER w1 AS next_t,
-                   if(queue > 0, next_t - t, 0) AS backlog
+                   -- the step [t, next_t) clipped to the window: time outside it counts for nothing
+                   least(greatest(t, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS lo0,
+                   least(greatest(next_t, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS hi0,
+                   if(queue > 0, hi0 - lo0, 0) AS backlog
             FROM
             (
                 -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent,
@@ -60,7 +63,10 @@ FROM
                     FROM request_buckets FINAL
                     WHERE project_id = {project_id:UInt32} AND service = {service:String}
                       AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-                      AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+                      -- every attempt queued or in flight during the window (a queue's state at the
+                      -- window's start comes from attempts queued before it)
+                      AND queued_at < {end:DateTime64(9, 'UTC')}
+                      AND coalesce(released_at, admitted_at, queued_at) >= {start:DateTime64(9, 'UTC')}
                 )
             )
             WINDOW w AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING),

@@ -125,6 +125,20 @@ def test_a_cap_lowered_mid_window_counts_from_then_on(send):
     assert (row["cap"], row["backlog_ms"], row["gap_ms"]) == (1, 500, 0)
 
 
+def test_the_sweep_covers_the_window_only_with_attempts_queued_before_it(send):
+    # gw-1 cap 1: A in flight 0-4 s; B queued at 1 s behind it, admitted at 4 s
+    a = f.attempt(t_queue_ms=0, t_first_token_ms=300, t_stream_ms=3600, t_post_ms=100, start_ns=_at(0),
+                  attributes={"llm.scheduler.cap": 1})
+    b = f.attempt(t_queue_ms=3000, t_first_token_ms=300, t_stream_ms=600, t_post_ms=100, start_ns=_at(1000),
+                  attributes={"llm.scheduler.cap": 1})
+    pid = send(f.request(a, b, instance="gw-1"))
+    window = (pid, SVC, f.BASE + timedelta(seconds=2), f.BASE + timedelta(seconds=3))
+    [row] = queries.scheduler_sweep(*window, bucket_ms=60_000)["instances"]
+    # the window [2, 3) s: B waits the whole second with the one slot busy -> 1000 ms backlog, no gap,
+    # although both were queued before the window opened
+    assert (row["backlog_ms"], row["gap_ms"]) == (1000, 0)
+
+
 def test_scheduler_series_splits_intervals_at_bucket_edges(send):
     pid = send(*_scheduler_fixture())
     rows = [r for r in queries.scheduler_sweep(*_window(pid), bucket_ms=1000)["instances"] if r["instance"] == "gw-1"]
