@@ -13,11 +13,15 @@ spans table's TTL (CLICKHOUSE_RETENTION_DAYS, 30 days by default).
 from __future__ import annotations
 
 import random
+import sys
 import time
+from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.factories import kv  # noqa: E402  (the same OTLP attribute builder as the tests)
 
 MS = 1_000_000
 TENANTS = [f"tenant-{i:03d}" for i in range(40)]
@@ -33,16 +37,6 @@ def default_anchor_ns() -> int:
     """Start of the workload's time range: one hour ago, rounded down to the minute."""
     now_s = int(time.time())
     return (now_s - now_s % 60 - 3600) * 1_000_000_000
-
-
-def _kv(key: str, value) -> KeyValue:
-    if isinstance(value, bool):
-        return KeyValue(key=key, value=AnyValue(bool_value=value))
-    if isinstance(value, int):
-        return KeyValue(key=key, value=AnyValue(int_value=value))
-    if isinstance(value, float):
-        return KeyValue(key=key, value=AnyValue(double_value=value))
-    return KeyValue(key=key, value=AnyValue(string_value=value))
 
 
 def _attempt(rng: random.Random, start_ns: int, seq: int) -> Span:
@@ -63,21 +57,21 @@ def _attempt(rng: random.Random, start_ns: int, seq: int) -> Span:
         trace_id=rng.randbytes(16), span_id=rng.randbytes(8), parent_span_id=rng.randbytes(8),
         name=f"POST {route}", kind=Span.SPAN_KIND_SERVER, start_time_unix_nano=queued, end_time_unix_nano=released,
         attributes=[
-            _kv("tenant.id", rng.choice(TENANTS)),
-            _kv("llm.route", route),
-            _kv("gen_ai.system", system),
-            _kv("gen_ai.request.model", model),
-            _kv("gen_ai.usage.input_tokens", input_tokens),
-            _kv("gen_ai.usage.output_tokens", output_tokens),
-            _kv("gen_ai.request.max_tokens", rng.choice([256, 512, 1024, 2048])),
-            _kv("gen_ai.request.temperature", rng.choice([0.0, 0.2, 0.7, 1.0])),
-            _kv("llm.connection.reused", rng.random() < 0.85),
-            _kv("llm.scheduler.cap", cap),
-            _kv("llm.attempt", rng.randint(2, 3) if retried else 1),
-            _kv("llm.stream", route != "/v1/embeddings" and rng.random() < 0.7),
-            _kv("http.request.method", "POST"),
-            _kv("http.response.status_code", 503 if failed else 200),
-            _kv("request.id", f"req-{rng.getrandbits(64):016x}-{seq}"),
+            kv("tenant.id", rng.choice(TENANTS)),
+            kv("llm.route", route),
+            kv("gen_ai.system", system),
+            kv("gen_ai.request.model", model),
+            kv("gen_ai.usage.input_tokens", input_tokens),
+            kv("gen_ai.usage.output_tokens", output_tokens),
+            kv("gen_ai.request.max_tokens", rng.choice([256, 512, 1024, 2048])),
+            kv("gen_ai.request.temperature", rng.choice([0.0, 0.2, 0.7, 1.0])),
+            kv("llm.connection.reused", rng.random() < 0.85),
+            kv("llm.scheduler.cap", cap),
+            kv("llm.attempt", rng.randint(2, 3) if retried else 1),
+            kv("llm.stream", route != "/v1/embeddings" and rng.random() < 0.7),
+            kv("http.request.method", "POST"),
+            kv("http.response.status_code", 503 if failed else 200),
+            kv("request.id", f"req-{rng.getrandbits(64):016x}-{seq}"),
         ],
         status=Status(code=Status.STATUS_CODE_ERROR, message="upstream overloaded") if failed
         else Status(code=Status.STATUS_CODE_OK),
@@ -85,7 +79,7 @@ def _attempt(rng: random.Random, start_ns: int, seq: int) -> Span:
     for name, ts in (("queued", queued), ("admitted", admitted), ("first_token", first_token),
                      ("last_token", last_token), ("released", released)):
         span.events.add(name=name, time_unix_nano=ts)
-    span.events[0].attributes.append(_kv("queue.depth", rng.randint(0, 64)))
+    span.events[0].attributes.append(kv("queue.depth", rng.randint(0, 64)))
     return span
 
 
@@ -96,9 +90,9 @@ def make_request(index: int, n_batches: int, batch: int, seed: int, anchor_ns: i
     req = ExportTraceServiceRequest()
     rs = req.resource_spans.add()
     rs.resource.attributes.extend([
-        _kv("service.name", service), _kv("service.instance.id", instance), _kv("service.version", "2.14.3"),
-        _kv("deployment.environment", "bench"), _kv("host.name", f"node-{index % len(INSTANCES):02d}"),
-        _kv("telemetry.sdk.name", "opentelemetry"), _kv("telemetry.sdk.language", "python"),
+        kv("service.name", service), kv("service.instance.id", instance), kv("service.version", "2.14.3"),
+        kv("deployment.environment", "bench"), kv("host.name", f"node-{index % len(INSTANCES):02d}"),
+        kv("telemetry.sdk.name", "opentelemetry"), kv("telemetry.sdk.language", "python"),
     ])
     ss = rs.scope_spans.add()
     ss.scope.name, ss.scope.version = "llm_gateway.tracing", "2.14.3"

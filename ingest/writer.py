@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import threading
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -32,10 +33,16 @@ def _schema_settings() -> dict:
     if not client.is_embedded():
         return {"format_schema_source": "string", "format_schema": clickhouse_schema(),
                 "format_schema_message_name": SPOOL_MESSAGE}
+    return {"format_schema": f"{_embedded_schema_file()}:{SPOOL_MESSAGE}"}
+
+
+@lru_cache(maxsize=1)
+def _embedded_schema_file():
+    """The schema file in the data dir, (re)written once per process rather than read at every INSERT."""
     path = settings.DATA_DIR / "otlp_spool_record.proto"
     if not path.exists() or path.read_text() != clickhouse_schema():
         path.write_text(clickhouse_schema())
-    return {"format_schema": f"{path}:{SPOOL_MESSAGE}"}
+    return path
 
 
 def _insert_settings(token: str) -> dict:

@@ -2,6 +2,21 @@
 -- view's buckets plus stage sums (ms) from stage spans under the attempt and under the run's root span
 -- (the attempt's parent: where retrieval and tool stages live). A stage kind with no span is NULL.
 INSERT INTO request_buckets
+WITH stage_sums AS
+(
+    -- stage sums (ms) per parent span; NULL for a stage kind with no span
+    SELECT trace_id AS s_trace_id, parent_span_id AS s_parent_span_id,
+           if(countIf(stage IN ('tokenize', 'prompt_build', 'policy')) > 0, sumIf(duration_ms, stage IN ('tokenize', 'prompt_build', 'policy')), NULL) AS prep_ms,
+           if(countIf(stage = 'network') > 0, sumIf(duration_ms, stage = 'network'), NULL) AS network_ms,
+           if(countIf(stage = 'retrieval') > 0, sumIf(duration_ms, stage = 'retrieval'), NULL) AS retrieval_ms,
+           if(countIf(stage = 'tool') > 0, sumIf(duration_ms, stage = 'tool'), NULL) AS tool_ms,
+           if(countIf(stage = 'post') > 0, sumIf(duration_ms, stage = 'post'), NULL) AS post_stage_ms
+    FROM spans FINAL
+    WHERE project_id = {project_id:UInt32} AND role = 'stage' AND parent_span_id != ''
+      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+      AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+    GROUP BY trace_id, parent_span_id
+)
 SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.run_id, a.trace_id, a.span_id,
     a.attempt, a.status, a.retry_cause, a.connection_reused, a.cap, a.input_tokens, a.output_tokens,
@@ -16,33 +31,7 @@ SELECT
     a.run_attempt_count,
     now64(3)
 FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
-LEFT JOIN
-(
-    -- stage sums per parent span, for the attempt's own children
-    SELECT trace_id AS o_trace_id, parent_span_id AS o_parent_span_id,
-           if(countIf(stage IN ('tokenize', 'prompt_build', 'policy')) > 0, sumIf(duration_ms, stage IN ('tokenize', 'prompt_build', 'policy')), NULL) AS prep_ms,
-           if(countIf(stage = 'network') > 0, sumIf(duration_ms, stage = 'network'), NULL) AS network_ms,
-           if(countIf(stage = 'retrieval') > 0, sumIf(duration_ms, stage = 'retrieval'), NULL) AS retrieval_ms,
-           if(countIf(stage = 'tool') > 0, sumIf(duration_ms, stage = 'tool'), NULL) AS tool_ms,
-           if(countIf(stage = 'post') > 0, sumIf(duration_ms, stage = 'post'), NULL) AS post_stage_ms
-    FROM spans FINAL
-    WHERE project_id = {project_id:UInt32} AND role = 'stage' AND parent_span_id != ''
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-      AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-    GROUP BY trace_id, parent_span_id
-) AS o ON o.o_trace_id = a.trace_id AND o.o_parent_span_id = a.span_id
-LEFT JOIN
-(
-    -- the same sums for the run's root span (the attempt's parent)
-    SELECT trace_id AS p_trace_id, parent_span_id AS p_parent_span_id,
-           if(countIf(stage IN ('tokenize', 'prompt_build', 'policy')) > 0, sumIf(duration_ms, stage IN ('tokenize', 'prompt_build', 'policy')), NULL) AS prep_ms,
-           if(countIf(stage = 'network') > 0, sumIf(duration_ms, stage = 'network'), NULL) AS network_ms,
-           if(countIf(stage = 'retrieval') > 0, sumIf(duration_ms, stage = 'retrieval'), NULL) AS retrieval_ms,
-           if(countIf(stage = 'tool') > 0, sumIf(duration_ms, stage = 'tool'), NULL) AS tool_ms,
-           if(countIf(stage = 'post') > 0, sumIf(duration_ms, stage = 'post'), NULL) AS post_stage_ms
-    FROM spans FINAL
-    WHERE project_id = {project_id:UInt32} AND role = 'stage' AND parent_span_id != ''
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-      AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-    GROUP BY trace_id, parent_span_id
-) AS p ON p.p_trace_id = a.trace_id AND p.p_parent_span_id = a.parent_span_id
+-- the attempt's own stage spans
+LEFT JOIN stage_sums AS o ON o.s_trace_id = a.trace_id AND o.s_parent_span_id = a.span_id
+-- the stage spans of the run's root span (the attempt's parent)
+LEFT JOIN stage_sums AS p ON p.s_trace_id = a.trace_id AND p.s_parent_span_id = a.parent_span_id
