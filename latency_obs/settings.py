@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "ingest",
     "analysis",
     "simulator",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -128,6 +129,11 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "static")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "dashboard.finders.PlotlyFinder",  # plotly.js from the plotly package itself
+]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 

@@ -6,7 +6,6 @@ from ingest import views as ingest_views
 from latency_obs import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("v1/traces", ingest_views.traces, name="otlp-traces"),
     path("api/v1/ingest/status", ingest_views.status, name="ingest-status"),
@@ -14,4 +13,5 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("dashboard.urls")),
 ]

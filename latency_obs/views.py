@@ -1,15 +1,6 @@
-from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
-from django.shortcuts import render
 
 from ingest.pipeline import get_writer
-from projects.models import Project
-
-
-@login_required
-def home(request):
-    projects = Project.objects.filter(members=request.user) if not request.user.is_superuser else Project.objects.all()
-    return render(request, "home.html", {"projects": projects, "otlp_url": request.build_absolute_uri("/v1/traces")})
 
 
 def healthz(request):

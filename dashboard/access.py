@@ -1,0 +1,80 @@
+"""Who sees what: every dashboard view runs through `page`, which logs the user in, resolves a project
+they belong to (404 for any other, as for a made-up name) and the service, and builds the filters."""
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+
+from dashboard import filters as filters_
+from dashboard import queries
+from projects.models import Project
+
+
+def visible_projects(user):
+    projects = Project.objects.all() if user.is_superuser else user.projects.all()
+    return projects.order_by("name")
+
+
+def member_project(user, name: str) -> Project | None:
+    """The named project if the user may see it (404 otherwise); without a name, their first; None: no project."""
+    projects = visible_projects(user)
+    if name:
+        project = projects.filter(name=name).first()
+        if project is None:
+            raise Http404("no such project")
+        return project
+    return projects.first()
+
+
+@dataclass
+class Page:
+    """What every dashboard page knows: the project, its services in the window, the filters."""
+    request: object
+    project: Project
+    projects: list
+    services: list[dict]  # [{"service", "requests", "routes"}] in the window
+    filters: filters_.Filters
+
+    @property
+    def routes(self) -> list[str]:
+        return next((s["routes"] for s in self.services if s["service"] == self.filters.service), [])
+
+    def render(self, template: str, context: dict | None = None, status: int = 200):
+        context = {"page": self, "f": self.filters, "ranges": filters_.RANGES, **(context or {})}
+        return render(self.request, template, context, status=status)
+
+
+def page(view=None, *, needs_service: bool = True):
+    """Decorator: view(request, page: Page). Without a project: the no-project page. With needs_service and
+    no traffic in the window: the empty state (how to send spans, and a link to the latest data)."""
+    def decorate(view):
+        @login_required
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            project = member_project(request.user, request.GET.get("project", ""))
+            if project is None:
+                return render(request, "dashboard/no_project.html", status=200)
+            f = filters_.from_request(request, project.name, "")
+            services = queries.services(project.pk, f.start, f.end)
+            service = request.GET.get("service", "") or (services[0]["service"] if services else "")
+            current = Page(request, project, list(visible_projects(request.user)), services,
+                           replace(f, service=service))
+            if needs_service and not services:
+                return empty_state(current)
+            return view(request, current, *args, **kwargs)
+        return wrapper
+    return decorate(view) if view else decorate
+
+
+def empty_state(current: Page):
+    """No traffic in the window: say how to send spans, and where the latest data is if there is any."""
+    latest = queries.latest_request(current.project.pk)
+    latest_link = None
+    if latest is not None:
+        start = latest.replace(second=0, microsecond=0) - filters_.RANGES["1h"] + timedelta(minutes=1)
+        latest_link = current.filters.query(range="", start=start, end=start + filters_.RANGES["1h"])
+    otlp_url = current.request.build_absolute_uri("/v1/traces")
+    return current.render("dashboard/empty.html", {"latest": latest, "latest_link": latest_link, "otlp_url": otlp_url})

@@ -1,0 +1,188 @@
+"""The diagnostic flowchart (analysis.diagnosis.FLOWCHART) laid out as an SVG diagram description.
+
+Pure: a diagnosis path and verdict in, boxes and edges in pixels out, so a template draws the chart with plain
+<rect>, <text> and <polyline> and highlights the path taken. A small layered (Sugiyama-style) layout: longest-path
+layers, a dummy slot in every layer an edge skips (so long edges run between boxes, never through them),
+barycenter sweeps to limit crossings, then x positions pulled towards neighbours without overlapping.
+The geometry does not depend on the path, so it is computed once.
+"""
+import textwrap
+from functools import cache
+from itertools import combinations
+
+from analysis.diagnosis import FLOWCHART, NODES
+from analysis.thresholds import DEFAULT
+
+NODE_W, NODE_H = 210, 80  # room for 4 wrapped question lines and the value line
+VERDICT_W, VERDICT_H = 150, 36
+BOX_GAP, DUMMY_GAP = 36, 22  # horizontal space between boxes; between a long edge and its neighbours
+ROW_GAP = 64  # vertical space between layers: two stubs plus a slanted run
+STUB = 20  # vertical run at both ends of an edge: room for its label, and a straight arrowhead
+DUMMY_WEIGHT = 8  # how much more a long edge's dummy resists moving than a box
+MARGIN = 20
+WRAP = 30
+
+
+def fmt(value) -> str:
+    """Up to 3 decimals, trailing zeros dropped: 0.4123 -> "0.412", 1520.0 -> "1520"; None -> "unknown"."""
+    if value is None:
+        return "unknown"
+    text = f"{float(value):.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _mean(x: dict, items: list) -> float:
+    return sum(x[v] for v in items) / len(items)
+
+
+def _edges() -> list[tuple[str, str, str]]:
+    """(from, to, label) per branch; a node whose two answers lead to the same place gets one "yes/no" edge."""
+    edges = []
+    for node in FLOWCHART:
+        pairs = [(node.yes, "yes/no")] if node.yes == node.no else [(node.yes, "yes"), (node.no, "no")]
+        edges += [(node.name, to, label) for to, label in pairs]
+    return edges
+
+
+def _crossings(rows: list[list[str]], succ: dict) -> int:
+    total = 0
+    for upper, lower in zip(rows, rows[1:]):
+        at = {v: k for k, v in enumerate(upper + lower)}
+        segs = [(at[a], at[b]) for a in upper for b in succ[a]]
+        total += sum((a1 - a2) * (b1 - b2) < 0 for (a1, b1), (a2, b2) in combinations(segs, 2))
+    return total
+
+
+def _sweep(rows: list[list[str]], pred: dict, succ: dict) -> tuple[int, list[list[str]]]:
+    """Alternate down/up barycenter sweeps; the ordering with the fewest crossings seen (ties: the earliest)."""
+    best = (_crossings(rows, succ), [r[:] for r in rows])
+    for sweep in range(6):
+        down = sweep % 2 == 0
+        for i in (range(1, len(rows)) if down else range(len(rows) - 2, -1, -1)):
+            at = {v: k for k, v in enumerate(rows[i - 1] if down else rows[i + 1])}
+            near = pred if down else succ
+            rows[i] = sorted(rows[i], key=lambda v: sum(at[n] for n in near[v]) / len(near[v]) if near[v]
+                             else rows[i].index(v))
+        best = min(best, (_crossings(rows, succ), [r[:] for r in rows]), key=lambda b: b[0])
+    return best
+
+
+def _place(row: list[str], want: dict, width: dict) -> dict:
+    """Centres closest (weighted least squares) to `want` that keep the row's order and gaps: isotonic regression
+    (PAVA) on want - offset, offset being each item's place in the row packed tight. Dummies weigh more, so long
+    edges stay straight and boxes move aside for them."""
+    offsets, acc = [], 0.0
+    for k, v in enumerate(row):
+        if k:
+            gap = BOX_GAP if width[v] and width[row[k - 1]] else DUMMY_GAP
+            acc += (width[row[k - 1]] + width[v]) / 2 + gap
+        offsets.append(acc)
+    blocks = []  # [mean, weight, count] of pooled items, means non-decreasing
+    for v, off in zip(row, offsets):
+        blocks.append([want[v] - off, 1 if width[v] else DUMMY_WEIGHT, 1])
+        while len(blocks) > 1 and blocks[-2][0] >= blocks[-1][0]:
+            (m2, w2, c2), (m1, w1, c1) = blocks.pop(), blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, c1 + c2])
+    shifts = [m for m, _, c in blocks for _ in range(c)]
+    return {v: s + off for v, s, off in zip(row, shifts, offsets)}
+
+
+@cache
+def _geometry() -> tuple[dict, dict, dict, list]:
+    """(x centre, y top, width) per item, and per edge (from, to, label, [(x, y), ...]); items include dummies."""
+    edges = _edges()
+    layer = {FLOWCHART[0].name: 0}
+    for _ in FLOWCHART:  # longest path by relaxation: the chart is a DAG, so len(FLOWCHART) rounds settle it
+        for src, dst, _label in edges:
+            if src in layer:
+                layer[dst] = max(layer.get(dst, 0), layer[src] + 1)
+    width = {n: NODE_W if n in NODES else VERDICT_W for n in layer}
+    chains = []  # one item per layer an edge spans, with a zero-width dummy in every layer it skips
+    for src, dst, _label in edges:
+        dummies = [f"{src}>{dst}@{i}" for i in range(layer[src] + 1, layer[dst])]
+        layer.update({d: layer[src] + 1 + k for k, d in enumerate(dummies)})
+        width.update(dict.fromkeys(dummies, 0))
+        chains.append([src, *dummies, dst])
+    pred, succ = {v: [] for v in layer}, {v: [] for v in layer}
+    for chain in chains:
+        for a, b in zip(chain, chain[1:]):
+            succ[a].append(b)
+            pred[b].append(a)
+
+    def first_order(flip):  # depth-first, yes before no except at `flip`: one start of the crossing search
+        rows = [[] for _ in range(max(layer.values()) + 1)]
+
+        def visit(v):
+            if v not in rows[layer[v]]:
+                rows[layer[v]].append(v)
+                for s in (succ[v][::-1] if v == flip else succ[v]):
+                    visit(s)
+        visit(FLOWCHART[0].name)
+        return rows
+    # Barycenters alone get stuck (retry_amplification has parents in both the queue and the TTFT branches),
+    # so try every single flip of branch order as a start and keep the fewest crossings.
+    _, rows = min((_sweep(first_order(flip), pred, succ) for flip in [None, *NODES]), key=lambda b: b[0])
+    x = {v: 0.0 for v in layer}
+    for sweep in range(12):  # pull each item to the mean of its neighbours above (or below), ending downwards
+        down = sweep % 2 == 1
+        near = pred if down else succ
+        for row in (rows[1:] if down else rows[-2::-1]):
+            # A dummy is pulled by both of its neighbours, which straightens the long edge it belongs to.
+            want = {v: _mean(x, near[v] if width[v] else pred[v] + succ[v]) if near[v] else x[v] for v in row}
+            x.update(_place(row, want, width))
+    left = min(x[v] - width[v] / 2 for v in layer)
+    x = {v: round(c - left + MARGIN) for v, c in x.items()}
+    top = {v: MARGIN + layer[v] * (NODE_H + ROW_GAP) for v in layer}
+
+    def ports(v, ks, other):  # spread edge ends along a box side, ordered by where their other end lies
+        ks = sorted(ks, key=lambda k: (x[other(k)], k))
+        return {k: x[v] - width[v] / 2 + width[v] * (r + 1) / (len(ks) + 1) for r, k in enumerate(ks)}
+    out_x, in_x = {}, {}
+    for v in layer:
+        out_x.update(ports(v, [k for k, c in enumerate(chains) if c[0] == v], lambda k: chains[k][1]))
+        in_x.update(ports(v, [k for k, c in enumerate(chains) if c[-1] == v], lambda k: chains[k][-2]))
+
+    def free(d, at):  # is x `at` between dummy d's row neighbours, so a straight edge there adds no crossing?
+        row, k = rows[layer[d]], rows[layer[d]].index(d)
+        lo = x[row[k - 1]] + width[row[k - 1]] / 2 + DUMMY_GAP if k else at
+        hi = x[row[k + 1]] - width[row[k + 1]] / 2 - DUMMY_GAP if k + 1 < len(row) else at
+        return lo <= at <= hi
+    routes = []
+    for k, ((src, dst, label), chain) in enumerate(zip(edges, chains)):
+        (sx, sy), (tx, ty) = (out_x[k], top[src] + NODE_H + STUB), (in_x[k], top[dst] - STUB)
+        bends = [(x[d], y) for d in chain[1:-1] for y in (top[d], top[d] + NODE_H)]  # through the skipped rows
+        if all(free(d, sx + (tx - sx) * (y - sy) / (ty - sy)) for d in chain[1:-1] for y in (top[d], top[d] + NODE_H)):
+            bends = []  # a long edge runs straight when it clears the boxes it passes
+        routes.append((src, dst, label, [(sx, sy - STUB), (sx, sy), *bends, (tx, ty), (tx, ty + STUB)]))
+    return x, top, width, routes
+
+
+def layout(path: list[dict], verdict: str | None) -> dict:
+    """Boxes and edges of the flowchart, highlighting `path`; with verdict None nothing is highlighted."""
+    steps = {step["node"]: step for step in path} if verdict is not None else {}
+    x, top, width, routes = _geometry()
+    edges = []
+    for src, dst, label, points in routes:
+        answer = steps.get(src, {}).get("answer")  # yes takes the yes edge; no and unknown take the no edge
+        on_path = answer is not None and (label == "yes/no" or (answer == "yes") == (label == "yes"))
+        # The label sits beside the start stub, on the outer side: left of the left edge, right of the right one.
+        (sx, sy), side = points[0], -1 if points[0][0] < x[src] else 1
+        edges.append({"from": src, "to": dst, "label": label, "on_path": on_path,
+                      "points": " ".join(f"{round(px)},{round(py)}" for px, py in points),
+                      "label_x": round(sx + side * (7 + 3.5 * len(label))), "label_y": round(sy + STUB / 2)})
+    boxes = []
+    for v in sorted((v for v in width if width[v]), key=lambda v: (top[v], x[v])):
+        on_path = v in steps or v == verdict
+        box = {"id": v, "x": round(x[v] - width[v] / 2), "y": top[v], "w": width[v], "on_path": on_path,
+               "reached": v == verdict, "value": "", "threshold": "", "answer": ""}
+        if v in NODES:
+            step = steps.get(v)
+            box.update(kind="node", h=NODE_H, lines=textwrap.wrap(NODES[v].question, WRAP),
+                       threshold="≥ " + fmt(step["threshold"] if step else getattr(DEFAULT, NODES[v].threshold)))
+            if step:
+                box.update(value=fmt(step["value"]), answer=step["answer"])
+        else:
+            box.update(kind="verdict", h=VERDICT_H, lines=[v])
+        boxes.append(box)
+    return {"width": max(b["x"] + b["w"] for b in boxes) + MARGIN,
+            "height": max(b["y"] + b["h"] for b in boxes) + MARGIN, "boxes": boxes, "edges": edges}

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from dashboard.views import connections, diagnosis, keys, overview, prompts, runs, scheduler, tenants
+
+urlpatterns = [
+    path("", overview.overview, name="overview"),
+    path("diagnosis/", diagnosis.diagnosis, name="diagnosis-page"),
+    path("scheduler/", scheduler.scheduler, name="scheduler"),
+    path("connections/", connections.connections, name="connections"),
+    path("tenants/", tenants.tenants, name="tenants"),
+    path("prompts/", prompts.prompts, name="prompts"),
+    path("runs/", runs.runs, name="runs"),
+    path("runs/<str:run_id>/", runs.run, name="run"),
+    path("keys/", keys.keys, name="keys"),
+]

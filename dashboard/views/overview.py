@@ -1,0 +1,33 @@
+from django.views.decorators.http import require_GET
+
+from analysis import queries as analysis_queries
+from analysis.stats import series_width_ms
+from dashboard import charts, queries
+from dashboard.access import page
+from dashboard.verdicts import latest_per_service
+
+
+@require_GET
+@page
+def overview(request, page):
+    f = page.filters
+    args = (page.project.pk, f.service, f.start, f.end)
+    width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
+    series = queries.overview_series(*args, width, route=f.route, tenant=f.tenant)
+    by_route = analysis_queries.bucket_distribution_by_dimension(*args, "route", route=f.route, tenant=f.tenant)
+    rows = [{"label": r["value"] or "(no route)", "buckets": r["buckets"]} for r in by_route]
+    totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
+    totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
+    summary = analysis_queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
+    verdicts = latest_per_service(page.project, [s["service"] for s in page.services])
+    return page.render("dashboard/overview.html", {
+        "totals": totals, "summary": summary,
+        "verdicts": [(s, verdicts.get(s["service"])) for s in page.services],
+        "charts": [
+            ("stack-p50", charts.stacked_buckets(rows, "p50", "Bucket p50 per route (ms)")),
+            ("stack-p95", charts.stacked_buckets(rows, "p95", "Bucket p95 per route (ms)")),
+            ("ttft", charts.percentile_lines(series, "ttft", "TTFT p50 / p95 / p99 (successful attempts)")),
+            ("total", charts.percentile_lines(series, "total", "Total time p50 / p95 / p99 (successful attempts)")),
+            ("rate", charts.rate_chart(series, width, f"Requests and errors per {width // 1000} s bucket")),
+        ],
+    })
