@@ -13,7 +13,7 @@ def text(value) -> str:
 
 
 def figure(data: list, title: str = "", y_title: str = "", x_title: str = "", **layout) -> dict:
-    base = {"title": {"text": title}, "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+    base = {"title": {"text": title, "x": 0.01, "xanchor": "left", "font": {"size": 14}}, "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
             "xaxis": {"title": {"text": x_title}}, "legend": {"orientation": "h", "y": -0.2}}
     return {"data": data, "layout": {**base, **layout}}
 
@@ -48,3 +48,168 @@ def rate_chart(points: list[dict], width_ms: int, title: str) -> dict:
     ]
     return figure(data, title, "requests/s",
                   yaxis2={"title": {"text": "error %"}, "overlaying": "y", "side": "right", "rangemode": "tozero"})
+
+
+# --- Scheduler and Connections pages -------------------------------------------------------------------------
+SCHED_COLORS = {"queue": "#d95f02", "in_flight": "#1f77b4", "cap": "#52607a", "backlog": "#fdb863",
+                "gap": "#d62728", "gap_fill": "rgba(214, 39, 40, 0.15)"}
+
+
+def _r(value, digits=3):
+    return None if value is None else round(value, digits)
+
+
+def _mid(p: dict) -> str:
+    return (p["start"] + (p["end"] - p["start"]) / 2).isoformat()
+
+
+def gap_shapes(points: list[dict]) -> list[dict]:
+    """Shaded rectangles over runs of adjacent buckets with backlog under cap (gap_ms > 0)."""
+    runs = []
+    for p in points:
+        if not p["gap_ms"] > 0:
+            continue
+        if runs and runs[-1][1] == p["start"]:
+            runs[-1][1] = p["end"]
+        else:
+            runs.append([p["start"], p["end"]])
+    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": a.isoformat(), "x1": b.isoformat(), "y0": 0, "y1": 1,
+             "fillcolor": SCHED_COLORS["gap_fill"], "line": {"width": 0}, "layer": "below",
+             "name": "backlog under cap", "legendgroup": "gap", "showlegend": i == 0} for i, (a, b) in enumerate(runs)]
+
+
+def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap) -> dict:
+    """One instance: mean queue depth and in-flight per bucket (max as lighter lines), cap as a step line, and
+    the buckets with backlog under cap shaded. `points` from dashboard.scheduling.instance_series."""
+    x = [_mid(p) for p in points]
+
+    def line(name, key, color, **style):
+        return {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": [_r(p[key]) for p in points],
+                "line": {"color": color, **style}, "connectgaps": False}
+
+    data = [line("mean queue depth", "queue", SCHED_COLORS["queue"], width=2),
+            {**line("max queue depth", "queue_max", SCHED_COLORS["queue"], width=1, dash="dot"), "opacity": 0.5},
+            line("mean in flight", "in_flight", SCHED_COLORS["in_flight"], width=2),
+            {**line("max in flight", "in_flight_max", SCHED_COLORS["in_flight"], width=1, dash="dot"), "opacity": 0.5},
+            line("cap", "cap", SCHED_COLORS["cap"], width=2, dash="dash", shape="hv")]
+    share = "–" if gap_fraction is None else f"{gap_fraction:.2f}"
+    title = f"{text(instance)} · gap_fraction {share} · cap {'unknown' if cap is None else cap}"
+    return figure(data, title, "requests", shapes=gap_shapes(points), hovermode="x unified")
+
+
+def backlog_chart(points: list[dict], title: str) -> dict:
+    """Seconds of backlog per bucket summed over instances: at cap, under cap, and (when any) cap unknown."""
+    x = [_mid(p) for p in points]
+    parts = [("at_cap_ms", "backlog, all slots busy", SCHED_COLORS["backlog"]),
+             ("gap_ms", "backlog under cap (idle slots)", SCHED_COLORS["gap"]),
+             ("unknown_ms", "backlog, cap unknown", "#b8c2d6")]
+    data = [{"type": "bar", "name": name, "x": x, "marker": {"color": color},
+             "y": [_r(p[key] / 1000) for p in points]}
+            for key, name, color in parts if key != "unknown_ms" or any(p[key] for p in points)]
+    return figure(data, title, "seconds of backlog", barmode="stack", bargap=0)
+
+
+def churn_scatter(points: list[dict], y_key: str, y_label: str, spearman, trend=None) -> dict:
+    """One point per 1-minute window: new connections per success (x) against `y_key` (ms), the Spearman
+    correlation in the title; `trend` ([x0, x1], [y0, y1]) draws the least-squares line."""
+    data = [{"type": "scatter", "mode": "markers", "name": "minute", "marker": {"color": SCHED_COLORS["in_flight"]},
+             "x": [_r(p["new_per_success"], 4) for p in points], "y": [_r(p[y_key], 1) for p in points],
+             "customdata": [[f"{p['minute']:%Y-%m-%d %H:%M}", p["successes"], p["new_connections"]] for p in points],
+             "hovertemplate": "%{customdata[0]} UTC<br>%{customdata[1]} successes, %{customdata[2]} new connections"
+                              f"<br>new per success %{{x:.3f}}<br>{y_label} %{{y:.0f}} ms<extra></extra>"}]
+    if trend:
+        data.append({"type": "scatter", "mode": "lines", "name": "least-squares fit", "x": trend[0],
+                     "y": [_r(v, 1) for v in trend[1]], "line": {"color": SCHED_COLORS["gap"], "dash": "dash"},
+                     "hoverinfo": "skip"})
+    rho = "–" if spearman is None else f"{spearman:.2f}"
+    return figure(data, f"{y_label} vs new connections per success · Spearman ρ = {rho}", "ms",
+                  "new connections per success (per minute)")
+
+
+def churn_series(minutes: list[dict], title: str) -> dict:
+    """Per minute: new connections per success (left axis) and TTFT p95 (ms, right axis)."""
+    x = [m["minute"].isoformat() for m in minutes]
+    data = [{"type": "scatter", "mode": "lines", "name": "new connections per success", "x": x,
+             "y": [_r(m["new_connections"] / m["successes"], 4) if m["successes"] else None for m in minutes],
+             "line": {"color": SCHED_COLORS["queue"]}, "connectgaps": False},
+            {"type": "scatter", "mode": "lines", "name": "TTFT p95 (ms)", "x": x, "yaxis": "y2",
+             "y": [_r(m["ttft_p95"], 1) for m in minutes], "line": {"color": SCHED_COLORS["in_flight"]},
+             "connectgaps": False}]
+    return figure(data, title, "new connections per success", hovermode="x unified",
+                  yaxis2={"title": {"text": "TTFT p95 (ms)"}, "overlaying": "y", "side": "right", "rangemode": "tozero"})
+
+
+# --- Tenants and Prompt length pages ---------------------------------------------------------------------------
+def _flat(name: str, labels: list, value, color: str) -> dict:
+    """A dashed reference line across category bars (markers too, so one category still shows it)."""
+    return {"type": "scatter", "mode": "lines+markers", "name": name, "x": labels, "y": [value] * len(labels),
+            "line": {"color": color, "dash": "dash"}, "marker": {"symbol": "line-ew-open", "size": 14}}
+
+
+def tenant_tails_chart(rows: list[dict], service: dict, title: str) -> dict:
+    """TTFT p95 and total p95 bars per tenant (rows: {"tenant", "ttft_p95", "total_p95"}), grouped, with the
+    service's p95s (service: {"ttft_p95", "total_p95"}) as dashed lines: a tenant far above them stands out."""
+    labels = [text(r["tenant"] or "(no tenant)") for r in rows]
+    data = [{"type": "bar", "name": "tenant TTFT p95", "x": labels, "y": [r["ttft_p95"] for r in rows],
+             "marker": {"color": COLORS["t_first_token"]}},
+            {"type": "bar", "name": "tenant total p95", "x": labels, "y": [r["total_p95"] for r in rows],
+             "marker": {"color": "#8da0cb"}},
+            _flat("service TTFT p95", labels, service["ttft_p95"], "#0b5e45"),
+            _flat("service total p95", labels, service["total_p95"], "#33405c")]
+    return figure(data, title, "ms", barmode="group", xaxis={"type": "category"})
+
+
+def slot_share_chart(rows: list[dict], threshold: float, title: str) -> dict:
+    """Per tenant (rows: {"tenant", "slot_share", "arrival_share"}, 0..1): % of busy slots held during backlog
+    next to % of arrivals, and the noisy-neighbour threshold: slots far above arrivals make others wait."""
+    labels = [text(r["tenant"] or "(no tenant)") for r in rows]
+
+    def pct(value):
+        return None if value is None else round(100 * value, 2)
+    data = [{"type": "bar", "name": "% of busy slots during backlog", "x": labels,
+             "y": [pct(r["slot_share"]) for r in rows], "marker": {"color": COLORS["t_queue"]}},
+            {"type": "bar", "name": "% of arrivals", "x": labels, "y": [pct(r["arrival_share"]) for r in rows],
+             "marker": {"color": "#8da0cb"}},
+            _flat("noisy-neighbour threshold", labels, pct(threshold), COLORS["p99"])]
+    return figure(data, title, "%", barmode="group", xaxis={"type": "category"})
+
+
+def segment_ttft_chart(rows: list[dict], title: str) -> dict:
+    """TTFT p50 and p95 per prompt-length segment (rows: {"label", "buckets"}, in prompt-length order)."""
+    labels = [text(r["label"]) for r in rows]
+    data = [{"type": "scatter", "mode": "lines+markers", "name": f"TTFT {level}", "x": labels,
+             "y": [r["buckets"]["ttft"][level] for r in rows], "line": {"color": COLORS[level]}}
+            for level in ("p50", "p95")]
+    return figure(data, title, "ms", xaxis={"type": "category", "title": {"text": "input tokens"}})
+
+
+# --- Runs page ---------------------------------------------------------------------------------------------------
+RUN_COLORS = {"attempt": "#4c78a8", "failed attempt": "#d62728", "retry back-off": "#c7c7c7",
+              "other span": "#9aa5b8", "failed span": "#f4a3a3", "stage connect": COLORS["t_conn"],
+              "stage tokenize": "#17becf", "stage prompt_build": "#bcbd22", "stage policy": "#e377c2",
+              "stage retrieval": "#8c564b", "stage tool": "#9467bd", "stage network": "#2ca02c",
+              "stage model": "#1f77b4", "stage post": "#ff9896"}
+SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
+
+
+def waterfall(rows: list[dict], title: str) -> dict:
+    """Horizontal bars, one line per row (top to bottom); each row's segments {"group", "base", "ms", "hover"}
+    are drawn from `base` ms for `ms` ms, one legend entry (colour) per group."""
+    groups: dict[str, dict] = {}
+    for i, row in enumerate(rows):
+        for seg in row["segments"]:
+            g = groups.setdefault(seg["group"], {"y": [], "x": [], "base": [], "hovertext": []})
+            g["y"].append(i)
+            g["x"].append(seg["ms"])
+            g["base"].append(seg["base"])
+            g["hovertext"].append(text(seg["hover"]))
+    spare = iter(SPARE_COLORS * (1 + len(groups) // len(SPARE_COLORS)))
+    data = [{"type": "bar", "orientation": "h", "name": text(name), **g, "hovertemplate": "%{hovertext}<extra></extra>",
+             "marker": {"color": COLORS.get(name) or RUN_COLORS.get(name) or next(spare)}}
+            for name, g in groups.items()]
+    labels = [text(("\u00a0\u00a0" * (r["depth"] - 1) + "└ " if r["depth"] else "") + r["label"]) for r in rows]
+    return figure(data, title, x_title="ms since the run's first span started", barmode="overlay",
+                  height=140 + 24 * len(rows), margin={"t": 40, "r": 30, "b": 90, "l": 230},
+                  yaxis={"tickvals": list(range(len(rows))), "ticktext": labels, "autorange": "reversed",
+                         "showgrid": False, "zeroline": False},
+                  legend={"orientation": "h", "y": -60 / (140 + 24 * len(rows)) - 0.02, "yanchor": "top"})

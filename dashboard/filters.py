@@ -32,7 +32,7 @@ class Filters:
         else:
             pairs["start"], pairs["end"] = iso(f.start), iso(f.end)
         extra = {k: v for k, v in changes.items() if k not in self.__dataclass_fields__}
-        return urlencode({k: v for k, v in {**pairs, **extra}.items() if v})
+        return urlencode({k: v for k, v in {**pairs, **extra}.items() if v}, safe=":")
 
     @property
     def window_label(self) -> str:

@@ -1,7 +1,68 @@
-"""Placeholder until the page lands."""
-from dashboard.access import page
+from django.core.cache import cache
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from analysis.diagnosis_service import run_diagnosis
+from analysis.errors import AnalysisError
+from analysis.models import WindowDiagnosis
+from dashboard import flowchart
+from dashboard.access import empty_state, page
+from dashboard.evidence_links import LINKS, TITLES
+from dashboard.filters import iso, replace
+
+LIVE_CACHE_SECONDS = 60  # a reload or a shared link within a minute does not recompute the evidence
 
 
-@page
+@require_GET
+@page(needs_service=False)  # a stored window (?window=ID) need not lie in the selected range
 def diagnosis(request, page):
-    return page.render("dashboard/overview.html", {"charts": []})
+    """The flowchart evaluated on the selected window (or, with ?window=ID, on a stored periodic diagnosis)."""
+    f = page.filters
+    stored = None
+    if request.GET.get("window", "").isdigit():
+        stored = get_object_or_404(WindowDiagnosis, pk=int(request.GET["window"]), project=page.project)
+        f = page.filters = replace(f, service=stored.service, range="", start=stored.start, end=stored.end)
+        result, error = stored.result, None
+    elif not page.services:
+        return empty_state(page)
+    else:
+        result, error = live(page.project.pk, f)
+    drawing = with_text_positions(flowchart.layout(result["path"] if result else [], result["verdict"] if result else None))
+    steps = [{**step, "value_text": flowchart.fmt(step["value"]), "links": links(f, step["node"])}
+             for step in (result or {}).get("path", [])]
+    recent = (WindowDiagnosis.objects.filter(project=page.project, service=f.service)
+              .only("start", "end", "verdict").order_by("-end")[:24])
+    return page.render("dashboard/diagnosis.html", {
+        "result": result, "error": error, "stored": stored, "drawing": drawing, "steps": steps, "recent": recent,
+        "evidence": (result or {}).get("evidence", {}),
+    })
+
+
+def live(project_id: int, f) -> tuple[dict | None, str | None]:
+    key = f"diagnosis:{project_id}:{f.service}:{iso(f.start)}:{iso(f.end)}:{f.route}:{f.tenant}"
+    result = cache.get(key)
+    if result is None:
+        try:
+            result = run_diagnosis(project_id, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+        except AnalysisError as exc:
+            return None, exc.message
+        cache.set(key, result, LIVE_CACHE_SECONDS)
+    return result, None
+
+
+def links(f, node: str) -> list[tuple[str, str]]:
+    """(title, URL) of the pages showing this node's evidence, for the same service and window."""
+    return [(TITLES[name], f"{reverse(name)}?{f.query(**extra)}") for name, extra in LINKS.get(node, [])]
+
+
+def with_text_positions(drawing: dict) -> dict:
+    """Adds cx, the y of each question line and of the value line to every box (SVG text has no wrapping)."""
+    for box in drawing["boxes"]:
+        box["cx"] = box["x"] + box["w"] / 2
+        if box["kind"] == "verdict":
+            box["text"] = [(box["y"] + box["h"] / 2, line) for line in box["lines"]]
+        else:
+            box["text"] = [(box["y"] + 15 + 13 * i, line) for i, line in enumerate(box["lines"])]
+            box["value_y"] = box["y"] + box["h"] - 8
+    return drawing

@@ -1,0 +1,20 @@
+"""Where the evidence behind each flowchart node can be seen: (URL name, extra query) per node."""
+LINKS = {
+    "queue_p95": [("scheduler", {}), ("runs", {"bucket": "t_queue"})],
+    "queue_share": [("scheduler", {}), ("runs", {"bucket": "t_queue"})],
+    "idle_slots": [("scheduler", {})],
+    "retry_rate_backlog": [("runs", {"retried": "1"})],
+    "retry_queue_spearman": [("runs", {"retried": "1"}), ("scheduler", {})],
+    "prep_share": [("runs", {"bucket": "t_first_token"})],
+    "post_share": [("runs", {"bucket": "t_post"})],
+    "ttft_p95": [("overview", {}), ("runs", {"bucket": "ttft"})],
+    "ttft_decode": [("prompts", {}), ("runs", {"bucket": "t_stream"})],
+    "new_connections": [("connections", {})],
+    "churn_spearman": [("connections", {})],
+    "network_share": [("runs", {"bucket": "t_first_token"})],
+    "prefill_ratio": [("prompts", {})],
+    "decode_speed": [("prompts", {}), ("runs", {"bucket": "t_stream"})],
+    "retry_rate": [("runs", {"retried": "1"})],
+}
+TITLES = {"scheduler": "scheduler", "runs": "runs", "overview": "overview", "prompts": "prompt length",
+          "connections": "connections", "tenants": "tenants"}

@@ -1,0 +1,165 @@
+"""The flowchart layout: every node and verdict drawn once, nothing overlapping, edges attached to their boxes,
+and the path of a real diagnosis highlighted as one chain from the first question to its verdict."""
+from itertools import combinations
+
+import pytest
+
+from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, walk
+from analysis.thresholds import DEFAULT
+from dashboard.flowchart import fmt, layout
+
+ADMISSION_GAP = {"buckets": {"t_queue": {"p95": 5000}}, "gap_fraction": {"service": 0.61234}}
+PREFILL = {"buckets": {"ttft": {"p95": 1500.0}}, "decode": {"ms_per_output_token_p50": 20},
+           "churn": {"new_connections_per_success": 0.1}, "stages": {"network_share_of_first_token": 0.1},
+           "segments": {"short": {"count": 50, "ttft_p50": 100}, "long": {"count": 50, "ttft_p50": 2000}}}
+RETRIES = {"retries": {"rate": 0.3}}  # no backlog, normal TTFT and decode: the retry_rate leaf
+
+
+def points(edge: dict) -> list[tuple[float, float]]:
+    return [tuple(float(c) for c in p.split(",")) for p in edge["points"].split()]
+
+
+def on_boundary(box: dict, x: float, y: float) -> bool:
+    left, top, right, bottom = box["x"], box["y"], box["x"] + box["w"], box["y"] + box["h"]
+    on_side = x in (left, right) and top <= y <= bottom
+    return on_side or (y in (top, bottom) and left <= x <= right)
+
+
+def inside(box: dict, x: float, y: float) -> bool:
+    return box["x"] < x < box["x"] + box["w"] and box["y"] < y < box["y"] + box["h"]
+
+
+def reachable_verdicts() -> set:
+    seen, todo = set(), [FLOWCHART[0].name]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += [NODES[name].yes, NODES[name].no] if name in NODES else []
+    return seen & set(VERDICTS)
+
+
+@pytest.fixture
+def plain():
+    return layout(path=[], verdict=None)
+
+
+def test_every_node_and_reachable_verdict_appears_once(plain):
+    ids = [box["id"] for box in plain["boxes"]]
+    assert sorted(ids) == sorted(set(ids))
+    assert {b["id"] for b in plain["boxes"] if b["kind"] == "node"} == set(NODES)
+    assert {b["id"] for b in plain["boxes"] if b["kind"] == "verdict"} == reachable_verdicts()
+    for box in plain["boxes"]:
+        assert box["lines"] and all(len(line) <= 30 for line in box["lines"])
+        if box["kind"] == "verdict":
+            assert box["lines"] == [box["id"]]
+
+
+def test_boxes_do_not_overlap_and_fit_the_canvas(plain):
+    for a, b in combinations(plain["boxes"], 2):
+        apart = (a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"]
+                 or a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"])
+        assert apart, (a["id"], b["id"])
+    for box in plain["boxes"]:
+        assert 0 <= box["x"] and box["x"] + box["w"] <= plain["width"]
+        assert 0 <= box["y"] and box["y"] + box["h"] <= plain["height"]
+
+
+def test_layers_follow_the_longest_distance_from_the_first_node(plain):
+    depth = {FLOWCHART[0].name: 0}
+    for _ in FLOWCHART:
+        for node in FLOWCHART:
+            for to in (node.yes, node.no):
+                if node.name in depth and to in NODES:
+                    depth[to] = max(depth.get(to, 0), depth[node.name] + 1)
+    tops = sorted({b["y"] for b in plain["boxes"]})
+    assert {b["id"]: tops.index(b["y"]) for b in plain["boxes"] if b["kind"] == "node"} == depth
+
+
+def test_edges_cover_every_branch_and_attach_to_their_boxes(plain):
+    boxes = {box["id"]: box for box in plain["boxes"]}
+    branches = {(e["from"], e["to"]): e["label"] for e in plain["edges"]}
+    for node in FLOWCHART:
+        if node.yes == node.no:
+            assert branches[(node.name, node.yes)] in ("yes/no", "yes")
+        else:
+            assert (branches[(node.name, node.yes)], branches[(node.name, node.no)]) == ("yes", "no")
+    for edge in plain["edges"]:
+        (x0, y0), *_, (x1, y1) = line = points(edge)
+        source, target = boxes[edge["from"]], boxes[edge["to"]]
+        assert on_boundary(source, x0, y0), edge
+        assert on_boundary(target, x1, y1), edge
+        assert y1 > y0  # top to bottom
+        # No segment passes through a box, its own ends included: sample each segment.
+        for (ax, ay), (bx, by) in zip(line, line[1:]):
+            for t in (i / 40 for i in range(41)):
+                assert not any(inside(box, ax + t * (bx - ax), ay + t * (by - ay)) for box in plain["boxes"]), edge
+
+
+def test_an_admission_gap_diagnosis_is_highlighted():
+    verdict, path = walk(ADMISSION_GAP, DEFAULT)
+    assert verdict == "admission_gap"
+    chart = layout(path, verdict)
+    boxes = {box["id"]: box for box in chart["boxes"]}
+    on_path_nodes = {b["id"] for b in chart["boxes"] if b["on_path"] and b["kind"] == "node"}
+    assert on_path_nodes == {"queue_p95", "idle_slots"} == {step["node"] for step in path}
+    assert [b["id"] for b in chart["boxes"] if b["reached"]] == ["admission_gap"]
+    assert boxes["admission_gap"]["on_path"] and not boxes["queue_backlog"]["on_path"]
+    assert {k: boxes["queue_p95"][k] for k in ("value", "threshold", "answer")} == \
+        {"value": "5000", "threshold": "≥ 1000", "answer": "yes"}
+    assert {k: boxes["idle_slots"][k] for k in ("value", "threshold", "answer")} == \
+        {"value": "0.612", "threshold": "≥ 0.5", "answer": "yes"}
+    # Off the path: no value or answer, the default threshold.
+    assert {k: boxes["queue_share"][k] for k in ("value", "threshold", "answer")} == \
+        {"value": "", "threshold": "≥ 0.25", "answer": ""}
+    assert {(e["from"], e["to"]) for e in chart["edges"] if e["on_path"]} == \
+        {("queue_p95", "idle_slots"), ("idle_slots", "admission_gap")}
+
+
+@pytest.mark.parametrize("evidence,expected", [
+    (ADMISSION_GAP, "admission_gap"), ({}, "healthy"), (PREFILL, "prefill_pressure"), (RETRIES, "retry_amplification"),
+])
+def test_on_path_edges_chain_from_the_first_node_to_the_verdict(evidence, expected):
+    verdict, path = walk(evidence, DEFAULT)
+    assert verdict == expected
+    chart = layout(path, verdict)
+    edges = {e["from"]: e for e in chart["edges"] if e["on_path"]}
+    assert len(edges) == len([e for e in chart["edges"] if e["on_path"]]) == len(path)
+    at, answers = FLOWCHART[0].name, {step["node"]: step["answer"] for step in path}
+    while at in NODES:
+        edge = edges[at]
+        assert edge["label"] in ("yes/no", "yes" if answers[at] == "yes" else "no")
+        at = edge["to"]
+    assert at == verdict
+    assert {b["id"] for b in chart["boxes"] if b["on_path"]} == set(answers) | {verdict}
+
+
+def test_missing_values_read_unknown_and_follow_the_no_edge():
+    verdict, path = walk({}, DEFAULT)
+    chart = layout(path, verdict)
+    for box in chart["boxes"]:
+        if box["kind"] == "node" and box["on_path"]:
+            assert (box["value"], box["answer"]) == ("unknown", "unknown")
+    assert {e["label"] for e in chart["edges"] if e["on_path"]} == {"no"}
+
+
+@pytest.mark.parametrize("path", [[], walk(ADMISSION_GAP, DEFAULT)[1]])
+def test_without_a_verdict_nothing_is_highlighted(path):
+    chart = layout(path=path, verdict=None)
+    assert not any(box["on_path"] or box["reached"] or box["value"] or box["answer"] for box in chart["boxes"])
+    assert not any(edge["on_path"] for edge in chart["edges"])
+    thresholds = {b["id"]: b["threshold"] for b in chart["boxes"] if b["kind"] == "node"}
+    assert thresholds["queue_p95"] == "≥ 1000" and thresholds["prefill_ratio"] == "≥ 5"
+
+
+def test_layout_is_deterministic():
+    verdict, path = walk(PREFILL, DEFAULT)
+    assert layout(path, verdict) == layout(path, verdict)
+
+
+@pytest.mark.parametrize("value,text", [
+    (0.4123, "0.412"), (1520.0, "1520"), (3, "3"), (0.5, "0.5"), (12.25, "12.25"), (0, "0"), (-0.0001, "0"),
+    (None, "unknown"),
+])
+def test_fmt(value, text):
+    assert fmt(value) == text

@@ -1,0 +1,82 @@
+"""The Overview page: exact numbers from stored factory attempts, filters in the URL, empty states."""
+import html
+
+import pytest
+from django.contrib.auth.models import User
+
+from analysis.models import WindowDiagnosis
+from tests.dashboard.conftest import END, HOSTILE_ROUTE, HOSTILE_TENANT, START, WINDOW
+from tests.dashboard.pages import chart, trace
+
+pytestmark = pytest.mark.django_db
+
+
+def test_overview_shows_exact_bucket_percentiles_per_route(ann_client, traffic):
+    response = ann_client.get("/", {"project": "alpha", **WINDOW})
+    assert response.status_code == 200
+    stack = chart(response, "stack-p50")
+    queue = trace(stack, "t_queue")
+    # even i: acme on /v1/chat/completions, t_queue 10, 12 .. 48 (p50 29); odd i: the hostile route, 11 .. 49 (p50 30)
+    by_route = dict(zip(queue["x"], queue["y"]))
+    assert by_route == {"/v1/chat/completions": 29.0, html.escape(HOSTILE_ROUTE, quote=False): 30.0}
+    assert trace(stack, "t_first_token")["y"] == [300.0, 300.0]
+    body = response.content.decode()
+    assert "<b>40</b>" in body  # requests in the window
+    assert "alpha-svc" in body and "beta-svc" not in body
+
+
+def test_overview_series_and_filters(ann_client, traffic):
+    response = ann_client.get("/", {"project": "alpha", "tenant": "acme", **WINDOW})
+    ttft = chart(response, "ttft")
+    p50 = trace(ttft, "ttft p50")
+    # acme's 20 attempts: ttft = t_queue + 300 = 310, 312 .. 348; each point is the median of its bucket
+    values = [y for y in p50["y"] if y is not None]
+    assert values and all(310 <= y <= 348 for y in values)
+    rate = chart(response, "rate")
+    seconds = 60  # the bucket width series_width_ms picks for a 65-minute window
+    assert round(sum(trace(rate, "requests/s")["y"]) * seconds) == 20
+    # the tenant filter is kept in every navigation link
+    assert 'href="/scheduler/?project=alpha&amp;service=alpha-svc&amp;tenant=acme&amp;start=' in response.content.decode()
+
+
+def test_hostile_strings_render_as_text(ann_client, traffic):
+    body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
+    assert HOSTILE_ROUTE not in body and "<img src=x" not in body
+    assert html.escape(HOSTILE_ROUTE) in body  # in the route picker, as text
+    assert HOSTILE_TENANT not in body
+
+
+def test_current_verdict_per_service_links_to_its_diagnosis(ann_client, traffic):
+    stored = WindowDiagnosis.objects.create(project=traffic["alpha"], service="alpha-svc", start=START, end=END,
+                                            verdict="queue_backlog", result={"verdict": "queue_backlog", "path": []})
+    body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
+    assert f"window={stored.pk}" in body and ">queue_backlog</a>" in body
+
+
+def test_window_without_traffic_shows_how_to_send_spans_and_the_latest_data(ann_client, traffic):
+    response = ann_client.get("/", {"project": "alpha", "start": "2026-02-01T00:00:00Z", "end": "2026-02-01T01:00:00Z"})
+    body = response.content.decode()
+    assert 'id="empty-state"' in body
+    assert "http://testserver/v1/traces" in body and "Authorization=Bearer" in body
+    assert "2026-01-05" in body  # the latest request, with a link to the hour up to it
+    assert "start=2026-01-05T" in body
+
+
+def test_bad_window_falls_back_to_the_default_range_with_a_warning(ann_client, traffic):
+    response = ann_client.get("/", {"project": "alpha", "start": "yesterday", "end": "2026-01-05T11:00:00Z"})
+    assert response.status_code == 200
+    assert "is not an ISO 8601 instant" in response.content.decode()
+    response = ann_client.get("/", {"project": "alpha", "range": "99y"})
+    assert "unknown range" in response.content.decode()
+
+
+def test_a_user_without_project_is_told_how_to_get_one(client, db):
+    client.force_login(User.objects.create_user("loner", password="x"))
+    body = client.get("/").content.decode()
+    assert 'id="no-project"' in body and "create_api_key" in body
+
+
+def test_plotly_is_served_from_our_own_static_files(ann_client, traffic):
+    body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
+    assert '<script src="/static/vendor/plotly.min.js">' in body
+    assert "cdn" not in body.lower()
