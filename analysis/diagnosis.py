@@ -149,7 +149,7 @@ def cause_findings(verdict: str, steps: dict[str, dict]) -> list[dict]:
         if group is None:
             continue
         checks = [{k: steps[n][k] for k in ("node", "value", "threshold")} for n in group]
-        detail = "; ".join(f"{steps[n]['question']} {steps[n]['value']} >= {steps[n]['threshold']}" for n in group)
+        detail = "; ".join(f"{steps[n]['question']} {steps[n]['value']:.4g} >= {steps[n]['threshold']:g}" for n in group)
         findings.append({"kind": "cause", "code": code, "message": f"{code} also present: {detail}", "checks": checks})
     return findings
 

@@ -13,6 +13,7 @@ def overview(request, page):
     f = page.filters
     args = (page.project.pk, f.service, f.start, f.end)
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
+    window = (f.start, f.end)
     series = queries.overview_series(*args, width, route=f.route, tenant=f.tenant)
     by_route = analysis_queries.bucket_distribution_by_dimension(*args, "route", route=f.route, tenant=f.tenant)
     rows = [{"label": r["value"] or "(no route)", "buckets": r["buckets"]} for r in by_route]
@@ -26,8 +27,9 @@ def overview(request, page):
         "charts": [
             ("stack-p50", charts.stacked_buckets(rows, "p50", "Bucket p50 per route (ms)")),
             ("stack-p95", charts.stacked_buckets(rows, "p95", "Bucket p95 per route (ms)")),
-            ("ttft", charts.percentile_lines(series, "ttft", "TTFT p50 / p95 / p99 (successful attempts)")),
-            ("total", charts.percentile_lines(series, "total", "Total time p50 / p95 / p99 (successful attempts)")),
-            ("rate", charts.rate_chart(series, width, f"Requests and errors per {width // 1000} s bucket")),
+            ("ttft", charts.percentile_lines(series, "ttft", "TTFT p50 / p95 / p99 (successful attempts)", window)),
+            ("total", charts.percentile_lines(series, "total", "Total time p50 / p95 / p99 (successful attempts)",
+                                              window)),
+            ("rate", charts.rate_chart(series, width, f"Requests and errors per {width // 1000} s bucket", window)),
         ],
     })

@@ -1,7 +1,7 @@
 // Draws every <div data-chart="ID"> from the JSON in <script id="ID">, and makes tables sortable.
 (function () {
-  const config = {displaylogo: false, responsive: true};
-  const base = {margin: {t: 40, r: 50, b: 60, l: 60}, height: 340, font: {size: 12},
+  const config = {displaylogo: false, responsive: true, displayModeBar: false};  // drag zooms, double-click resets
+  const base = {margin: {t: 70, r: 50, b: 50, l: 60}, height: 340, font: {size: 12},
                 paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)"};
   document.querySelectorAll("[data-chart]").forEach(function (el) {
     const spec = JSON.parse(document.getElementById(el.dataset.chart).textContent);
