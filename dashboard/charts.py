@@ -13,9 +13,20 @@ def text(value) -> str:
 
 
 def figure(data: list, title: str = "", y_title: str = "", x_title: str = "", **layout) -> dict:
-    base = {"title": {"text": title, "x": 0.01, "xanchor": "left", "font": {"size": 14}}, "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-            "xaxis": {"title": {"text": x_title}}, "legend": {"orientation": "h", "y": -0.2}}
+    """A figure with the title top left and the legend in a row above the plot, clear of the axis labels."""
+    base = {"title": {"text": title, "x": 0.01, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 14}},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True},
+            "xaxis": {"title": {"text": x_title}, "automargin": True},
+            "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"}}
+    for axis in ("xaxis", "yaxis"):  # callers add keys to an axis rather than replace it
+        if axis in layout:
+            layout[axis] = {**base[axis], **layout[axis]}
     return {"data": data, "layout": {**base, **layout}}
+
+
+def time_axis(start, end) -> dict:
+    """An x axis spanning the whole window, so one point or a gap does not rescale it."""
+    return {"type": "date", "range": [start.isoformat(), end.isoformat()]}
 
 
 def stacked_buckets(rows: list[dict], level: str, title: str) -> dict:
@@ -26,16 +37,16 @@ def stacked_buckets(rows: list[dict], level: str, title: str) -> dict:
     return figure(data, title, "ms", barmode="stack", xaxis={"type": "category"})
 
 
-def percentile_lines(points: list[dict], key: str, title: str) -> dict:
-    """p50/p95/p99 of points[i][key] over points[i]["at"]."""
+def percentile_lines(points: list[dict], key: str, title: str, window=None) -> dict:
+    """p50/p95/p99 of points[i][key] over points[i]["at"]; window: (start, end) of the x axis."""
     x = [p["at"].isoformat() for p in points]
     data = [{"type": "scatter", "mode": "lines+markers", "name": f"{key} {level}", "x": x,
              "y": [p[key][level] for p in points], "line": {"color": COLORS[level]}, "connectgaps": False}
             for level in ("p50", "p95", "p99")]
-    return figure(data, title, "ms")
+    return figure(data, title, "ms", **({"xaxis": time_axis(*window)} if window else {}))
 
 
-def rate_chart(points: list[dict], width_ms: int, title: str) -> dict:
+def rate_chart(points: list[dict], width_ms: int, title: str, window=None) -> dict:
     """Requests per second (bars) and error rate in % (line, right axis) per time bucket."""
     x = [p["at"].isoformat() for p in points]
     seconds = width_ms / 1000
@@ -46,8 +57,9 @@ def rate_chart(points: list[dict], width_ms: int, title: str) -> dict:
          "y": [round(100 * p["errors"] / p["requests"], 2) if p["requests"] else None for p in points],
          "line": {"color": COLORS["p99"]}},
     ]
-    return figure(data, title, "requests/s",
-                  yaxis2={"title": {"text": "error %"}, "overlaying": "y", "side": "right", "rangemode": "tozero"})
+    return figure(data, title, "requests/s", **({"xaxis": time_axis(*window)} if window else {}),
+                  yaxis2={"title": {"text": "error %"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
+                          "tickformat": ".2~f"})
 
 
 # --- Scheduler and Connections pages -------------------------------------------------------------------------
@@ -87,14 +99,19 @@ def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap) -> dic
         return {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": [_r(p[key]) for p in points],
                 "line": {"color": color, **style}, "connectgaps": False}
 
-    data = [line("mean queue depth", "queue", SCHED_COLORS["queue"], width=2),
-            {**line("max queue depth", "queue_max", SCHED_COLORS["queue"], width=1, dash="dot"), "opacity": 0.5},
-            line("mean in flight", "in_flight", SCHED_COLORS["in_flight"], width=2),
+    # The queue gets its own right axis: a deep queue would otherwise flatten in flight against the cap.
+    data = [line("mean in flight", "in_flight", SCHED_COLORS["in_flight"], width=2),
             {**line("max in flight", "in_flight_max", SCHED_COLORS["in_flight"], width=1, dash="dot"), "opacity": 0.5},
-            line("cap", "cap", SCHED_COLORS["cap"], width=2, dash="dash", shape="hv")]
+            line("cap", "cap", SCHED_COLORS["cap"], width=2, dash="dash", shape="hv"),
+            {**line("mean queue depth", "queue", SCHED_COLORS["queue"], width=2), "yaxis": "y2"},
+            {**line("max queue depth", "queue_max", SCHED_COLORS["queue"], width=1, dash="dot"), "opacity": 0.5,
+             "yaxis": "y2"}]
     share = "–" if gap_fraction is None else f"{gap_fraction:.2f}"
     title = f"{text(instance)} · gap_fraction {share} · cap {'unknown' if cap is None else cap}"
-    return figure(data, title, "requests", shapes=gap_shapes(points), hovermode="x unified")
+    return figure(data, title, "in flight / cap", shapes=gap_shapes(points), hovermode="x unified",
+                  yaxis2={"title": {"text": "queue depth", "font": {"color": SCHED_COLORS["queue"]}},
+                          "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False,
+                          "tickmode": "auto"})
 
 
 def backlog_chart(points: list[dict], title: str) -> dict:
@@ -122,8 +139,8 @@ def churn_scatter(points: list[dict], y_key: str, y_label: str, spearman, trend=
                      "y": [_r(v, 1) for v in trend[1]], "line": {"color": SCHED_COLORS["gap"], "dash": "dash"},
                      "hoverinfo": "skip"})
     rho = "–" if spearman is None else f"{spearman:.2f}"
-    return figure(data, f"{y_label} vs new connections per success · Spearman ρ = {rho}", "ms",
-                  "new connections per success (per minute)")
+    return figure(data, f"{y_label} per minute · Spearman ρ = {rho}", "ms", "new connections per success",
+                  showlegend=False)
 
 
 def churn_series(minutes: list[dict], title: str) -> dict:
@@ -136,7 +153,8 @@ def churn_series(minutes: list[dict], title: str) -> dict:
              "y": [_r(m["ttft_p95"], 1) for m in minutes], "line": {"color": SCHED_COLORS["in_flight"]},
              "connectgaps": False}]
     return figure(data, title, "new connections per success", hovermode="x unified",
-                  yaxis2={"title": {"text": "TTFT p95 (ms)"}, "overlaying": "y", "side": "right", "rangemode": "tozero"})
+                  yaxis2={"title": {"text": "TTFT p95 (ms)"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
+                          "showgrid": False, "tickmode": "auto"})
 
 
 # --- Tenants and Prompt length pages ---------------------------------------------------------------------------
@@ -180,7 +198,7 @@ def segment_ttft_chart(rows: list[dict], title: str) -> dict:
     data = [{"type": "scatter", "mode": "lines+markers", "name": f"TTFT {level}", "x": labels,
              "y": [r["buckets"]["ttft"][level] for r in rows], "line": {"color": COLORS[level]}}
             for level in ("p50", "p95")]
-    return figure(data, title, "ms", xaxis={"type": "category", "title": {"text": "input tokens"}})
+    return figure(data, title, "ms", xaxis={"type": "category"})
 
 
 # --- Runs page ---------------------------------------------------------------------------------------------------

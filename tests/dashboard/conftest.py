@@ -47,3 +47,14 @@ def traffic(members, ingest):
 def ann_client(client, members):
     client.force_login(members["ann"][0])
     return client
+
+
+@pytest.fixture
+def send(members, ingest):
+    """send(*spans): alpha's service "alpha-svc", ingested and materialized."""
+    _, alpha, key = members["ann"]
+
+    def go(*spans):
+        ingest(key, f.request(*spans, service="alpha-svc"))
+        materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    return go
