@@ -90,9 +90,10 @@ def gap_shapes(points: list[dict]) -> list[dict]:
              "name": "backlog under cap", "legendgroup": "gap", "showlegend": i == 0} for i, (a, b) in enumerate(runs)]
 
 
-def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap) -> dict:
+def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap, window=None) -> dict:
     """One instance: mean queue depth and in-flight per bucket (max as lighter lines), cap as a step line, and
-    the buckets with backlog under cap shaded. `points` from dashboard.scheduling.instance_series."""
+    the buckets with backlog under cap shaded. `points` from dashboard.scheduling.instance_series; window:
+    (start, end) of the x axis, the same on every instance so the small multiples line up."""
     x = [_mid(p) for p in points]
 
     def line(name, key, color, **style):
@@ -109,12 +110,13 @@ def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap) -> dic
     share = "–" if gap_fraction is None else f"{gap_fraction:.2f}"
     title = f"{text(instance)} · gap_fraction {share} · cap {'unknown' if cap is None else cap}"
     return figure(data, title, "in flight / cap", shapes=gap_shapes(points), hovermode="x unified",
+                  **({"xaxis": time_axis(*window)} if window else {}),
                   yaxis2={"title": {"text": "queue depth", "font": {"color": SCHED_COLORS["queue"]}},
                           "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False,
                           "tickmode": "auto"})
 
 
-def backlog_chart(points: list[dict], title: str) -> dict:
+def backlog_chart(points: list[dict], title: str, window=None) -> dict:
     """Seconds of backlog per bucket summed over instances: at cap, under cap, and (when any) cap unknown."""
     x = [_mid(p) for p in points]
     parts = [("at_cap_ms", "backlog, all slots busy", SCHED_COLORS["backlog"]),
@@ -123,7 +125,8 @@ def backlog_chart(points: list[dict], title: str) -> dict:
     data = [{"type": "bar", "name": name, "x": x, "marker": {"color": color},
              "y": [_r(p[key] / 1000) for p in points]}
             for key, name, color in parts if key != "unknown_ms" or any(p[key] for p in points)]
-    return figure(data, title, "seconds of backlog", barmode="stack", bargap=0)
+    return figure(data, title, "seconds of backlog", barmode="stack", bargap=0,
+                  **({"xaxis": time_axis(*window)} if window else {}))
 
 
 def churn_scatter(points: list[dict], y_key: str, y_label: str, spearman, trend=None) -> dict:
@@ -143,7 +146,7 @@ def churn_scatter(points: list[dict], y_key: str, y_label: str, spearman, trend=
                   showlegend=False)
 
 
-def churn_series(minutes: list[dict], title: str) -> dict:
+def churn_series(minutes: list[dict], title: str, window=None) -> dict:
     """Per minute: new connections per success (left axis) and TTFT p95 (ms, right axis)."""
     x = [m["minute"].isoformat() for m in minutes]
     data = [{"type": "scatter", "mode": "lines", "name": "new connections per success", "x": x,
@@ -153,6 +156,7 @@ def churn_series(minutes: list[dict], title: str) -> dict:
              "y": [_r(m["ttft_p95"], 1) for m in minutes], "line": {"color": SCHED_COLORS["in_flight"]},
              "connectgaps": False}]
     return figure(data, title, "new connections per success", hovermode="x unified",
+                  **({"xaxis": time_axis(*window)} if window else {}),
                   yaxis2={"title": {"text": "TTFT p95 (ms)"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
                           "showgrid": False, "tickmode": "auto"})
 

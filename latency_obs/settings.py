@@ -84,6 +84,11 @@ DATABASE_URL = env_url(
     "DATABASE_URL", f"sqlite:///{DATA_DIR / 'latency_obs.sqlite3'}", ("sqlite", "postgres", "postgresql")
 )
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Embedded mode writes from web, worker and beat threads at once: take the write lock at BEGIN and
+    # wait for it, instead of failing with "database is locked" when a read transaction upgrades.
+    DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 20,
+                                       "init_command": "PRAGMA journal_mode=WAL;"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # ClickHouse: chdb:///path (embedded, in-process) or http(s)://user:pass@host:port/db (server).

@@ -1,7 +1,33 @@
-"""Placeholder until the page lands."""
+"""Scheduler: each instance's queue depth, in-flight and cap over time, and gap_fraction (backlog while slots
+sat idle). The sweep is the instance's whole state, so route and tenant filters do not apply here."""
+from django.views.decorators.http import require_GET
+
+from analysis import evidence
+from analysis import queries as analysis_queries
+from analysis.stats import series_width_ms
+from analysis.thresholds import configured
+from dashboard import charts, scheduling
 from dashboard.access import page
 
 
+@require_GET
 @page
 def scheduler(request, page):
-    return page.render("dashboard/overview.html", {"charts": []})
+    f = page.filters
+    width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=150)
+    rows = analysis_queries.scheduler_sweep(page.project.pk, f.service, f.start, f.end, width)["instances"]
+    gaps = evidence.gap_fraction(rows)  # the diagnosis's own numbers
+    instances = scheduling.instance_summary(rows, gaps)
+    shown, window = instances[:scheduling.MAX_INSTANCE_CHARTS], (f.start, f.end)
+    charts_ = [(f"instance-{i}", charts.scheduler_chart(scheduling.instance_series(rows, s["instance"], width),
+                                                      s["label"], s["gap_fraction"], s["cap"], window))
+               for i, s in enumerate(shown)]
+    return page.render("dashboard/scheduler.html", {
+        "gaps": gaps, "instances": instances, "width_s": width / 1000, "hidden": len(instances) - len(shown),
+        "max_charts": scheduling.MAX_INSTANCE_CHARTS, "threshold": configured().gap_fraction,
+        "uncapped": [s for s in instances if s["cap"] is None],
+        "backlog": ("backlog", charts.backlog_chart(scheduling.backlog_series(rows, width),
+                                                    f"Backlog per {width // 1000} s bucket, summed over instances",
+                                                    window)),
+        "charts": charts_,
+    })
