@@ -144,8 +144,7 @@ def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> dic
     correlations and the slope (ms of TTFT p95 per new connection per success) are over the kept
     windows, None with fewer than 3 (2 for the slope) or without variance.
     """
-    kept = [dict(m, new_per_success=m["new_connections"] / m["successes"]) for m in minutes
-            if m["successes"] >= min_successes]
+    kept = churn_windows_kept(minutes, min_successes)
     successes = sum(m["successes"] for m in minutes)
     x, y = stats.pairs(kept, "new_per_success", "ttft_p95")
     return {
@@ -156,6 +155,12 @@ def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> dic
         "spearman_first_token_p95": stats.spearman(*stats.pairs(kept, "new_per_success", "t_first_token_p95")),
         "slope": stats.slope(x, y),
     }
+
+
+def churn_windows_kept(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> list[dict]:
+    """The 1-minute windows churn() correlates (>= min_successes successful runs), with new_per_success."""
+    return [dict(m, new_per_success=m["new_connections"] / m["successes"]) for m in minutes
+            if m["successes"] >= min_successes]
 
 
 def tenants(rows: list[dict]) -> list[dict]:

@@ -5,7 +5,6 @@ them from analysis.evidence, so the page and the verdict always agree.
 """
 from datetime import timedelta
 
-from analysis.evidence import MIN_WINDOW_SUCCESSES
 from analysis.stats import pairs, ratio
 
 MAX_INSTANCE_CHARTS = 12
@@ -59,12 +58,6 @@ def backlog_series(rows: list[dict], width_ms: int) -> list[dict]:
             a["at_cap_ms"] += r["backlog_ms"] - r["gap_ms"]
             a["gap_ms"] += r["gap_ms"]
     return [acc[k] for k in sorted(acc)]
-
-
-def churn_points(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> list[dict]:
-    """The windows evidence.churn correlates (>= min_successes successful runs), with new_per_success."""
-    return [dict(m, new_per_success=m["new_connections"] / m["successes"]) for m in minutes
-            if m["successes"] >= min_successes]
 
 
 def trend_line(points: list[dict], x: str, y: str, slope) -> tuple[list[float], list[float]] | None:

@@ -15,7 +15,7 @@ def connections(request, page):
     f = page.filters
     minutes = analysis_queries.churn_windows(page.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
     churn = evidence.churn(minutes)
-    points = scheduling.churn_points(minutes)
+    points = evidence.churn_windows_kept(minutes)
     trend = scheduling.trend_line(points, "new_per_success", "ttft_p95", churn["slope"])
     t = configured()
     return page.render("dashboard/connections.html", {
