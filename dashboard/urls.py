@@ -10,6 +10,6 @@ urlpatterns = [
     path("tenants/", tenants.tenants, name="tenants"),
     path("prompts/", prompts.prompts, name="prompts"),
     path("runs/", runs.runs, name="runs"),
-    path("runs/<str:run_id>/", runs.run, name="run"),
+    path("runs/<path:run_id>/", runs.run, name="run"),
     path("keys/", keys.keys, name="keys"),
 ]

@@ -14,17 +14,24 @@ from simulator.runner import run_simulation
 from simulator.scenarios import DEMO_SERVICES, PRESETS
 
 log = logging.getLogger(__name__)
-HOUR_S, LIVE_RPS, SEED = 3600.0, 0.5, 7
+HOUR_S, LIVE_RPS = 3600.0, 0.5
+
+
+def fresh_seed() -> int:
+    """A seed per demo start: run ids embed the seed, so a restart or the live trickle never reuses the
+    preloaded hour's run ids (reused ids would merge unrelated requests into one retried run)."""
+    return int(time.time()) % 1_000_000 * 100
 
 
 def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
     """Send the last hour of demo traffic; returns (runs, spans)."""
-    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns() - int(HOUR_S * 1e9), seed=SEED)
+    seed = fresh_seed()
+    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns() - int(HOUR_S * 1e9), seed=seed)
     runs = 0
     for service, phases in DEMO_SERVICES.items():
         phase_s = HOUR_S / len(phases)
         for i, scenario in enumerate(phases):
-            for run in simulate(scenario, phase_s, seed=SEED + i, service=service, start_ms=i * phase_s * 1000):
+            for run in simulate(scenario, phase_s, seed=seed + i, service=service, start_ms=i * phase_s * 1000):
                 if stop.is_set():
                     return runs, emitter.close()[0]
                 emitter.emit(run, cap=scenario.cap)
@@ -34,8 +41,9 @@ def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
 
 def _trickle(endpoint: str, key: str, service: str, stop: threading.Event) -> None:
     scenario = PRESETS["healthy"].at_rps(LIVE_RPS)
-    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns(), seed=SEED + zlib.crc32(service.encode()) % 1000)
-    run_simulation(emitter, scenario, 30 * 86400.0, SEED, service, live=True, stop=stop)
+    seed = fresh_seed() + 50  # the preload uses fresh_seed() + phase (0..2) of the same start
+    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns(), seed=seed + zlib.crc32(service.encode()) % 1000)
+    run_simulation(emitter, scenario, 30 * 86400.0, seed, service, live=True, stop=stop)
     emitter.close()
 
 
