@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test bench bench-ingest bench-simulate bench-analysis venv clean
+.PHONY: run test bench bench-ingest bench-simulate bench-analysis bench-ui venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 test: venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
 
-bench: bench-ingest bench-simulate bench-analysis
+bench: bench-ingest bench-simulate bench-analysis bench-ui
 
 bench-ingest: venv
 	$(PY) benchmarks/bench_ingest.py
@@ -33,6 +33,10 @@ bench-simulate: venv
 
 bench-analysis: venv
 	$(PY) benchmarks/bench_analysis.py
+
+# BENCH_SPANS=200000 for a quick run (default 10 million)
+bench-ui: venv
+	$(PY) benchmarks/bench_ui.py
 
 clean:
 	rm -rf $(VENV) var
