@@ -2,7 +2,7 @@
 they belong to (404 for any other, as for a made-up name) and the service, and builds the filters."""
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from functools import wraps
+from functools import cached_property, wraps
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -35,12 +35,14 @@ class Page:
     request: object
     project: Project
     projects: list
-    services: list[dict]  # [{"service", "requests", "routes"}] in the window
+    services: list[dict]  # [{"service", "requests"}] in the window
     filters: filters_.Filters
 
-    @property
+    @cached_property
     def routes(self) -> list[str]:
-        return next((s["routes"] for s in self.services if s["service"] == self.filters.service), [])
+        """The selected service's routes in the window (read only by pages that draw the route picker)."""
+        f = self.filters
+        return queries.routes(self.project.pk, f.service, f.start, f.end) if f.service else []
 
     def render(self, template: str, context: dict | None = None, status: int = 200):
         context = {"page": self, "f": self.filters, "ranges": filters_.RANGES, **(context or {})}
