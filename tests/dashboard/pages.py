@@ -10,10 +10,7 @@ SECOND = 1000 * f.MS
 
 def chart(response, chart_id: str) -> dict:
     """The Plotly spec embedded as <script id="chart_id" type="application/json">."""
-    html = response.content.decode()
-    match = re.search(rf'<script id="{re.escape(chart_id)}" type="application/json">(.*?)</script>', html, re.S)
-    assert match, f"no chart {chart_id!r} in the page"
-    return json.loads(match.group(1))
+    return spec(response.content.decode(), chart_id)
 
 
 def trace(spec: dict, name: str) -> dict:
@@ -74,3 +71,9 @@ def spec(html: str, chart_id: str) -> dict:
 
 def at(seconds: float, **kwargs):
     return f.attempt(start_ns=f.BASE_NS + int(seconds * SECOND), **kwargs)
+
+
+def text_of(html: str, element_id: str) -> str:
+    found = re.search(rf'id="{element_id}"[^>]*>(.*?)<', html, re.S)
+    assert found, f"no element {element_id}"
+    return found.group(1).strip()

@@ -1,29 +1,16 @@
 """The Connections page on hand-built minutes with known new connections and TTFT: the per-minute scatter,
 the Spearman correlations the diagnosis reads, the filters and empty states, and who may see it."""
-import json
-import re
 from datetime import timedelta
 
 import pytest
 
 from analysis.materialize import materialize
 from tests import factories as f
+from tests.dashboard.pages import spec, text_of
 
 SVC = "churn-svc"
 WINDOW = {"project": "alpha", "service": SVC, "start": "2026-01-05T10:00:00Z", "end": "2026-01-05T10:10:00Z"}
 HOSTILE = '<script>alert("route")</script>'
-
-
-def spec(html: str, chart_id: str) -> dict:
-    found = re.search(rf'<script id="{chart_id}" type="application/json">(.*?)</script>', html, re.S)
-    assert found, f"no chart {chart_id}"
-    return json.loads(found.group(1))
-
-
-def text_of(html: str, element_id: str) -> str:
-    found = re.search(rf'id="{element_id}"[^>]*>(.*?)<', html, re.S)
-    assert found, f"no element {element_id}"
-    return found.group(1).strip()
 
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """The Scheduler page on hand-built scheduler state: gap_fraction as the diagnosis computes it, per-instance
 charts (means, maxima, cap, shaded backlog under cap), the instance table, and who may see it."""
-import json
 import re
 from datetime import timedelta
 
@@ -9,6 +8,7 @@ import pytest
 from analysis.materialize import materialize
 from dashboard import scheduling
 from tests import factories as f
+from tests.dashboard.pages import spec, text_of
 
 SVC = "sched-svc"
 HOSTILE_INSTANCE = 'gw-1"><script>alert("instance")</script>'
@@ -16,20 +16,8 @@ HOSTILE_INSTANCE = 'gw-1"><script>alert("instance")</script>'
 MINUTE = {"project": "alpha", "service": SVC, "start": "2026-01-05T10:00:00Z", "end": "2026-01-05T10:01:00Z"}
 
 
-def spec(html: str, chart_id: str) -> dict:
-    found = re.search(rf'<script id="{chart_id}" type="application/json">(.*?)</script>', html, re.S)
-    assert found, f"no chart {chart_id}"
-    return json.loads(found.group(1))
-
-
 def at(seconds: float) -> str:
     return (f.BASE + timedelta(seconds=seconds)).isoformat()
-
-
-def text_of(html: str, element_id: str) -> str:
-    found = re.search(rf'id="{element_id}"[^>]*>(.*?)<', html, re.S)
-    assert found, f"no element {element_id}"
-    return found.group(1).strip()
 
 
 @pytest.fixture
