@@ -27,6 +27,12 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    # latency budgets over the same recent window: which stage overspent
+    "evaluate-recent-budgets": {
+        "task": "budgets.tasks.evaluate_recent_budgets",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # hourly rollup: the last full hour of every active service
     "rollup-last-hour": {
         "task": "analysis.tasks.rollup_last_hour",

@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "projects",
     "ingest",
     "analysis",
+    "budgets",
+    "alerts",
     "simulator",
     "dashboard",
 ]
@@ -115,6 +117,12 @@ ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
 ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
 # prompt-length segments: cuts in input tokens (default <1k, 1-4k, 4-16k, >16k)
 ANALYSIS_SEGMENT_EDGES = env_int_list("ANALYSIS_SEGMENT_EDGES", (1000, 4000, 16000))
+
+# Webhooks (alerts/): https to public addresses only; http:// to loopback receivers when allowed (tests).
+WEBHOOK_ALLOW_LOOPBACK = env_bool("WEBHOOK_ALLOW_LOOPBACK", False)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1, maximum=300)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1, maximum=50)
+WEBHOOK_BACKOFF_BASE_MS = env_int("WEBHOOK_BACKOFF_BASE_MS", 2000, minimum=1, maximum=300_000)
 
 # Celery: Redis in production; in-process (memory transport, worker and beat threads) when unset.
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://", ("memory", "redis", "rediss"))

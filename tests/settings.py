@@ -11,6 +11,8 @@ os.environ["LATENCY_OBS_DATA_DIR"] = _dir
 os.environ.pop("CLICKHOUSE_URL", None)  # tests always use embedded chDB
 os.environ.setdefault("CLICKHOUSE_RETENTION_DAYS", "3650")  # factories use fixed past timestamps
 os.environ.setdefault("INGEST_SPOOL_FSYNC", "0")
+os.environ.setdefault("WEBHOOK_ALLOW_LOOPBACK", "1")  # the webhook tests receive on 127.0.0.1
+os.environ.setdefault("WEBHOOK_BACKOFF_BASE_MS", "10")  # retries in tests wait milliseconds
 
 from latency_obs.settings import *  # noqa: E402,F401,F403
 

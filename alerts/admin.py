@@ -1,0 +1,16 @@
+from django.contrib import admin
+
+from alerts.models import Delivery, Webhook
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "kind", "enabled", "created_at")
+    list_filter = ("kind", "enabled")
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "webhook", "event", "status", "attempts", "last_status_code", "sent_at")
+    list_filter = ("status", "event")
+    readonly_fields = [f.name for f in Delivery._meta.fields]
