@@ -39,4 +39,10 @@ app.conf.beat_schedule = {
         "schedule": crontab(minute=2),
         "options": {"expires": 3000},
     },
+    # weekly reviews: hourly, each schedule fires at its own local weekday/hour
+    "send-due-weekly-reviews": {
+        "task": "reports.tasks.send_due_weekly_reviews",
+        "schedule": crontab(minute=5),
+        "options": {"expires": 3000},
+    },
 }

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "analysis",
     "budgets",
     "alerts",
+    "reports",
     "simulator",
     "dashboard",
 ]
@@ -117,6 +118,9 @@ ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
 ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
 # prompt-length segments: cuts in input tokens (default <1k, 1-4k, 4-16k, >16k)
 ANALYSIS_SEGMENT_EDGES = env_int_list("ANALYSIS_SEGMENT_EDGES", (1000, 4000, 16000))
+
+# Where people open the dashboard: links in Slack messages, webhooks and weekly reviews start with it.
+PUBLIC_BASE_URL = env_url("PUBLIC_BASE_URL", "http://127.0.0.1:8000", ("http", "https"))
 
 # Webhooks (alerts/): https to public addresses only; http:// to loopback receivers when allowed (tests).
 WEBHOOK_ALLOW_LOOPBACK = env_bool("WEBHOOK_ALLOW_LOOPBACK", False)

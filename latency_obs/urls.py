@@ -13,5 +13,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("reviews/", include("reports.urls")),
     path("", include("dashboard.urls")),
 ]

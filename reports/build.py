@@ -1,0 +1,102 @@
+"""The data of one weekly review: per service with traffic, this ISO week against the one before.
+
+Not covered yet: a per-route breakdown, and stage-level (prep/network/post) shifts.
+"""
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
+
+from analysis import evidence, queries
+from analysis.diagnosis_service import cost_per_success
+from analysis.models import WindowDiagnosis
+from budgets.models import BudgetViolation
+from reports import weeks
+
+DAY_MS = 86_400_000
+LEVELS = ("p50", "p95", "p99")
+SHARE_BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry")
+TOP_TENANTS = 5
+TOP_VIOLATIONS = 10
+
+
+def _change(now, before):
+    """Relative change (0.5 = +50 %); None when either side is unknown or the old value is 0."""
+    if now is None or before is None or before == 0:
+        return None
+    return (now - before) / before
+
+
+def _percentiles(this: dict, last: dict) -> dict:
+    return {b: {lvl: {"this": this["buckets"][b][lvl], "last": last["buckets"][b][lvl],
+                      "change": _change(this["buckets"][b][lvl], last["buckets"][b][lvl])} for lvl in LEVELS}
+            for b in ("ttft", "total")}
+
+
+def _p95_shares(dist: dict) -> dict:
+    """bucket p95 / total p95 (each quantile taken separately, so the shares need not sum to 1)."""
+    total = dist["buckets"]["total"]["p95"]
+    return {b: (dist["buckets"][b]["p95"] / total if total and dist["buckets"][b]["p95"] is not None else None)
+            for b in SHARE_BUCKETS}
+
+
+def _days(project_id, service, start, end) -> list[dict]:
+    """Per day with traffic: gap_fraction and connection churn of the service (UTC days: the sweep's
+    buckets are epoch-aligned, so a non-UTC week's first and last day are cut at UTC midnight)."""
+    sweep, minutes = defaultdict(list), defaultdict(list)
+    for row in queries.scheduler_sweep(project_id, service, start, end, DAY_MS)["instances"]:
+        sweep[row["bucket_start"].date()].append(row)
+    for row in queries.churn_windows(project_id, service, start, end):
+        minutes[row["minute"].date()].append(row)
+    out = []
+    for day in sorted(set(sweep) | set(minutes)):
+        gap, churn = evidence.gap_fraction(sweep[day]), evidence.churn(minutes[day])
+        out.append({"day": day.isoformat(), "gap_fraction": gap["service"], "backlog_seconds": gap["backlog_seconds"],
+                    "new_connections_per_success": churn["new_connections_per_success"],
+                    "spearman_ttft_p95": churn["spearman_ttft_p95"]})
+    return out
+
+
+def _violations(project, service, start, end) -> list[dict]:
+    rows = (BudgetViolation.objects.filter(budget__project=project, budget__service=service,
+                                           start__gte=start, start__lt=end)
+            .select_related("budget").order_by("-over_ms")[:TOP_VIOLATIONS])
+    return [{"route": v.budget.route, "stage": v.stage, "percentile": v.percentile, "measured_ms": v.measured_ms,
+             "target_ms": v.target_ms, "over_ms": v.over_ms, "start": v.start.isoformat()} for v in rows]
+
+
+def _diagnoses(project, service, start, end) -> dict:
+    verdicts = WindowDiagnosis.objects.filter(project=project, service=service, start__gte=start, start__lt=end)
+    return dict(Counter(verdicts.values_list("verdict", flat=True)).most_common())
+
+
+def service_review(project, service: str, start: datetime, end: datetime) -> dict:
+    prev = (start - timedelta(days=7), start)
+    this = queries.bucket_distribution(project.pk, service, start, end)
+    last = queries.bucket_distribution(project.pk, service, *prev)
+    tails = sorted(queries.tenant_tails(project.pk, service, start, end),
+                   key=lambda t: -(t["ttft"]["p95"] if t["ttft"]["p95"] is not None else -1))[:TOP_TENANTS]
+    retries = queries.retry_summary(project.pk, service, start, end)
+    hours = (end - start).total_seconds() / 3600
+    per_hour = retries["successful_runs"] / hours if hours else None
+    shares_this, shares_last = _p95_shares(this), _p95_shares(last)
+    return {
+        "service": service,
+        "requests": {"this": this["requests"], "last": last["requests"]},
+        "percentiles": _percentiles(this, last),
+        "dominance": {b: {"this": shares_this[b], "last": shares_last[b]} for b in SHARE_BUCKETS},
+        "violations": _violations(project, service, start, end),
+        "tenants": [{"tenant": t["tenant"], "requests": t["requests"], "ttft_p95": t["ttft"]["p95"],
+                     "total_p95": t["total"]["p95"]} for t in tails],
+        "days": _days(project.pk, service, start, end),
+        "retries": {k: retries[k] for k in ("runs", "extra_attempts", "wasted_input_tokens", "wasted_output_tokens")},
+        "successes_per_hour": per_hour,
+        "cost_per_success_usd": cost_per_success(project.pk, service, per_hour),
+        "diagnoses": _diagnoses(project, service, start, end),
+    }
+
+
+def build(project, week: str, tz_name: str = "UTC") -> dict:
+    start, end = weeks.bounds(week, tz_name)
+    services = sorted({s for p, s in queries.active_services(start, end) if p == project.pk})
+    return {"project": project.name, "week": week, "previous_week": weeks.previous(week), "timezone": tz_name,
+            "start": start.isoformat(), "end": end.isoformat(),
+            "services": [service_review(project, s, start, end) for s in services]}
