@@ -1,6 +1,7 @@
 """Webhooks of a project and the log of what was sent to them (sending: alerts/delivery.py)."""
 import secrets
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -53,3 +54,69 @@ class Delivery(models.Model):
 
     def __str__(self):
         return f"{self.event} → {self.webhook.name}: {self.status}"
+
+
+class AlertRule(models.Model):
+    """A condition on one service's recent window, evaluated per group (alerts/rules.py)."""
+
+    BUDGET_VIOLATION, PERCENTILE, GAP_FRACTION = "budget_violation", "percentile", "gap_fraction"
+    RETRY_RATE, TENANT_TAIL, VERDICT = "retry_rate", "tenant_tail", "verdict"
+    KINDS = [(BUDGET_VIOLATION, "Budget violation"), (PERCENTILE, "Percentile above a threshold"),
+             (GAP_FRACTION, "gap_fraction above x"), (RETRY_RATE, "Retry rate (extra attempts per run) above x"),
+             (TENANT_TAIL, "A tenant's p95 (TTFT or total) above x ms"),
+             (VERDICT, "Diagnosis verdict other than healthy")]
+    BUCKETS = ["t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total"]
+    GROUPS = [("service", "service"), ("route", "route"), ("tenant", "tenant")]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="alert_rules")
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=20, choices=KINDS)
+    service = models.CharField(max_length=256)
+    route = models.CharField(max_length=256, blank=True, default="", help_text='"" = all routes')
+    group_by = models.CharField(max_length=10, choices=GROUPS, default="service")
+    budget = models.ForeignKey("budgets.Budget", on_delete=models.CASCADE, null=True, blank=True,
+                               related_name="alert_rules",
+                               help_text="budget_violation: blank = any budget of the service")
+    bucket = models.CharField(max_length=20, choices=[(b, b) for b in BUCKETS], default="total",
+                              help_text="percentile: any bucket; tenant_tail: ttft or total")
+    percentile = models.PositiveSmallIntegerField(choices=[(p, f"p{p}") for p in (50, 90, 95, 99)], default=95)
+    threshold = models.FloatField(default=0, help_text="ms (percentile, tenant_tail), a fraction (gap_fraction) "
+                                                       "or extra attempts per run (retry_rate)")
+    min_requests = models.PositiveIntegerField(default=20)
+    for_seconds = models.PositiveIntegerField(default=120, help_text="breached this long before firing")
+    renotify_seconds = models.PositiveIntegerField(default=0, help_text="0 = never re-notify while firing")
+    webhooks = models.ManyToManyField(Webhook, blank=True, related_name="alert_rules")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.name} ({self.kind}, {self.project}/{self.service})"
+
+    def clean(self):
+        # per-service measures: the scheduler queue (gap_fraction) and the stored diagnosis (verdict)
+        if self.kind in (self.GAP_FRACTION, self.VERDICT) and self.group_by != "service":
+            raise ValidationError({"group_by": f"{self.kind} is measured per service"})
+        if self.kind == self.TENANT_TAIL and self.bucket not in ("ttft", "total"):
+            raise ValidationError({"bucket": "a tenant's tail is its ttft or total"})
+        if self.budget_id and (self.budget.project_id != self.project_id or self.budget.service != self.service):
+            raise ValidationError({"budget": "a budget of this rule's project and service"})
+
+
+class AlertState(models.Model):
+    """Where one group of a rule stands; one row per (rule, group) so a re-run changes nothing twice."""
+
+    OK, PENDING, FIRING = "ok", "pending", "firing"
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="states")
+    group_key = models.CharField(max_length=256, blank=True, default="", help_text='route or tenant; "" = the service')
+    state = models.CharField(max_length=10, choices=[(s, s) for s in (OK, PENDING, FIRING)], default=OK)
+    since = models.DateTimeField(null=True, blank=True)
+    last_value = models.JSONField(null=True, blank=True)
+    last_notified_at = models.DateTimeField(null=True, blank=True)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rule", "group_key"], name="one_state_per_rule_group")]
+
+    def __str__(self):
+        return f"{self.rule.name} [{self.group_key or 'service'}]: {self.state}"

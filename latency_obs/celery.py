@@ -39,6 +39,12 @@ app.conf.beat_schedule = {
         "schedule": crontab(minute=2),
         "options": {"expires": 3000},
     },
+    # alert rules over the same recent window: state changes and their webhook notifications
+    "evaluate-alert-rules": {
+        "task": "alerts.tasks.evaluate_alert_rules",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # weekly reviews: hourly, each schedule fires at its own local weekday/hour
     "send-due-weekly-reviews": {
         "task": "reports.tasks.send_due_weekly_reviews",
