@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import connections, diagnosis, keys, overview, prompts, runs, scheduler, tenants
+from dashboard.views import budgets, connections, diagnosis, keys, overview, prompts, runs, scheduler, tenants, webhooks
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -12,4 +12,6 @@ urlpatterns = [
     path("runs/", runs.runs, name="runs"),
     path("runs/<path:run_id>/", runs.run, name="run"),
     path("keys/", keys.keys, name="keys"),
+    path("budgets/", budgets.budgets, name="budgets"),
+    path("webhooks/", webhooks.webhooks, name="webhooks"),
 ]
