@@ -66,7 +66,7 @@ class Command(BaseCommand):
             if demo_stop is not None:
                 demo_stop.set()
             web.close()
-            grpc_server.stop(grace=5).wait()
+            grpc_server.stop(grace=5).wait(timeout=10)  # bounded: see serve_otlp_grpc
             celery.stop()
             stop_writer(drain=True)
             client.close()
