@@ -5,15 +5,15 @@ import random
 import time
 from datetime import datetime, timezone
 
-import requests
+import urllib3
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone as dj_timezone
 
-from alerts import payloads
+from alerts import http, payloads
 from alerts.models import Delivery, Webhook
-from alerts.validation import validate_webhook_url
+from alerts.validation import checked_target
 
 RETRY_AFTER_CAP_S = 300.0
 BACKOFF_CAP_S = 300.0
@@ -72,19 +72,18 @@ def deliver(delivery_id: int) -> float | None:
         return None
     try:
         # again at send time: the host's DNS may now point somewhere private
-        url = validate_webhook_url(webhook.url)
+        url, address = checked_target(webhook.url)
     except ValidationError as exc:
         _finish(delivery, Delivery.FAILED, None, f"URL refused: {' '.join(exc.messages)}")
         return None
     body, headers = _request(webhook, delivery)
     retry_after = None
     try:
-        response = requests.post(url, data=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
-                                 allow_redirects=False)
-    except requests.RequestException as exc:
+        response = http.post(url, address, body, headers, settings.WEBHOOK_TIMEOUT_SECONDS)
+    except urllib3.exceptions.HTTPError as exc:
         code, error = None, f"{type(exc).__name__}: {exc}"
     else:
-        code, error = response.status_code, response.text[:500]
+        code, error = response.status, response.text[:500]
         if 200 <= code < 300:
             _finish(delivery, Delivery.SENT, code, "")
             return None

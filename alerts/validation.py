@@ -25,7 +25,13 @@ def _resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv
 
 
 def validate_webhook_url(url: str) -> str:
-    """The URL when it may be posted to; ValidationError saying why not. Called again before every send."""
+    """The URL when it may be posted to; ValidationError saying why not."""
+    return checked_target(url)[0]
+
+
+def checked_target(url: str) -> tuple[str, str]:
+    """(url, address): the URL when it may be posted to and the checked address to connect to, so the
+    request cannot be steered elsewhere by a second DNS answer (rebinding). ValidationError saying why not."""
     url = (url or "").strip()
     if not url or len(url) > MAX_URL_LENGTH:
         raise ValidationError(f"Enter a webhook URL of at most {MAX_URL_LENGTH} characters.")
@@ -61,4 +67,4 @@ def validate_webhook_url(url: str) -> str:
             raise ValidationError(f"The webhook host {host!r} is not a unicast internet address ({ip}).")
         if ip.is_private or not ip.is_global:
             raise ValidationError(f"The webhook host {host!r} is a private address ({ip}).")
-    return url
+    return url, str(addresses[0])
