@@ -49,3 +49,25 @@ def ingest(clickhouse):
         return results
 
     return send
+
+
+@pytest.fixture
+def receiver():
+    """A real HTTP server on 127.0.0.1 that records webhook POSTs (tests/alerts/receiver.py)."""
+    from tests.alerts.receiver import Receiver
+
+    r = Receiver()
+    r.thread.start()
+    yield r
+    r.server.shutdown()
+    r.server.server_close()
+
+
+@pytest.fixture
+def eager():
+    """Celery tasks queued by the code under test run in this thread (the test's transaction), retries included."""
+    from latency_obs.celery import app
+
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False

@@ -1,16 +1,5 @@
 import pytest
 
-from tests.alerts.receiver import Receiver
-
-
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    r.thread.start()
-    yield r
-    r.server.shutdown()
-    r.server.server_close()
-
 
 @pytest.fixture
 def json_hook(alice, receiver):

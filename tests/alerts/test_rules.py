@@ -13,7 +13,6 @@ from alerts.tasks import evaluate_alert_rules
 from analysis.materialize import materialize
 from analysis.models import WindowDiagnosis
 from budgets.models import Budget, BudgetViolation
-from latency_obs.celery import app
 from tests import factories as f
 
 SVC = "llm-gateway"
@@ -23,12 +22,7 @@ T0 = W1[1]
 SLOW, FAST = 3000, 900  # t_stream: total = 20 + 300 + stream + 15 -> 3335 / 1235 ms
 
 
-@pytest.fixture(autouse=True)
-def eager():
-    """Tasks queued by enqueue() run in this thread (the test's transaction), retries included."""
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
+pytestmark = pytest.mark.usefixtures("eager")  # enqueue()d deliveries run in this thread, retries included
 
 
 @pytest.fixture

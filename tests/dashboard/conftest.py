@@ -58,3 +58,19 @@ def send(members, ingest):
         ingest(key, f.request(*spans, service="alpha-svc"))
         materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
     return go
+
+
+@pytest.fixture
+def ann(client, members, clickhouse):
+    """ann's session on a page that needs no traffic (the filter bar still reads the empty ClickHouse tables)."""
+    client.force_login(members["ann"][0])
+    return client
+
+
+@pytest.fixture
+def ben(members, clickhouse):
+    from django.test import Client
+
+    c = Client()
+    c.force_login(members["ben"][0])
+    return c

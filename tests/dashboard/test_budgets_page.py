@@ -16,18 +16,8 @@ HOSTILE_ROUTE = "/v1/\"'><img src=x onerror=alert(1)>"
 NO_STAGES = {f"stage_{code}": "" for code in STAGES}
 
 
-@pytest.fixture
-def ann(client, members, clickhouse):
-    # The page lists the project's services in the filter bar, so it needs the (empty) ClickHouse tables.
-    client.force_login(members["ann"][0])
-    return client
 
 
-@pytest.fixture
-def ben(members, clickhouse):
-    c = Client()
-    c.force_login(members["ben"][0])
-    return c
 
 
 def post(c, action, project="alpha", **data):

@@ -13,18 +13,8 @@ RAW_KEY = re.compile(r'<pre id="raw-key">(lo_[A-Za-z0-9_-]{43})</pre>')
 HOSTILE_NAME = '<script>alert("key")</script>'
 
 
-@pytest.fixture
-def ann(client, members, clickhouse):
-    # The page lists the project's services too, so it needs the (empty) ClickHouse tables.
-    client.force_login(members["ann"][0])
-    return client
 
 
-@pytest.fixture
-def ben(members, clickhouse):
-    c = Client()
-    c.force_login(members["ben"][0])
-    return c
 
 
 def create(c, project="alpha", **data):

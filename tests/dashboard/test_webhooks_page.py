@@ -9,42 +9,17 @@ from django.test import Client
 from django.utils.html import escape
 
 from alerts.models import Delivery, Webhook
-from latency_obs.celery import app
-from tests.alerts.receiver import Receiver
 
 HOSTILE_NAME = '<script>alert("hook")</script>'
 SECRET = re.compile(r'<pre id="webhook-secret">([A-Za-z0-9_-]{43})</pre>')
 
 
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    r.thread.start()
-    yield r
-    r.server.shutdown()
-    r.server.server_close()
 
 
-@pytest.fixture
-def eager():
-    """Tasks queued by enqueue() run in this thread (the test's transaction), as in tests/alerts/test_rules.py."""
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = False
 
 
-@pytest.fixture
-def ann(client, members, clickhouse):
-    # The page lists the project's services in the filter bar, so it needs the (empty) ClickHouse tables.
-    client.force_login(members["ann"][0])
-    return client
 
 
-@pytest.fixture
-def ben(members, clickhouse):
-    c = Client()
-    c.force_login(members["ben"][0])
-    return c
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 
 from analysis.materialize import materialize
 from tests import factories as f
-from tests.alerts.conftest import json_hook, receiver  # noqa: F401 (fixtures)
+from tests.alerts.conftest import json_hook  # noqa: F401 (fixture)
 from tests.dashboard.conftest import ann_client, members  # noqa: F401 (fixtures)
 
 WEEK1, WEEK2 = "2026-W02", "2026-W03"  # f.BASE is Monday 2026-01-05 10:00 UTC, in W02
