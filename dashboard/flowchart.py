@@ -175,14 +175,18 @@ def layout(path: list[dict], verdict: str | None) -> dict:
         on_path = v in steps or v == verdict
         box = {"id": v, "x": round(x[v] - width[v] / 2), "y": top[v], "w": width[v], "on_path": on_path,
                "reached": v == verdict, "value": "", "threshold": "", "answer": ""}
+        box["cx"] = box["x"] + width[v] / 2
         if v in NODES:
             step = steps.get(v)
             box.update(kind="node", h=NODE_H, lines=textwrap.wrap(NODES[v].question, WRAP),
                        threshold="≥ " + fmt(step["threshold"] if step else getattr(DEFAULT, NODES[v].threshold)))
             if step:
                 box.update(value=fmt(step["value"]), answer=step["answer"])
+            # SVG text does not wrap: each question line and the value line get their own baseline
+            box["text"] = [(top[v] + 15 + 13 * i, line) for i, line in enumerate(box["lines"])]
+            box["value_y"] = top[v] + NODE_H - 8
         else:
-            box.update(kind="verdict", h=VERDICT_H, lines=[v])
+            box.update(kind="verdict", h=VERDICT_H, lines=[v], text=[(top[v] + VERDICT_H / 2, v)])
         boxes.append(box)
     return {"width": max(b["x"] + b["w"] for b in boxes) + MARGIN,
             "height": max(b["y"] + b["h"] for b in boxes) + MARGIN, "boxes": boxes, "edges": edges}

@@ -30,7 +30,7 @@ def diagnosis(request, page):
         return empty_state(page)
     else:
         result, error = live(page.project.pk, f)
-    drawing = with_text_positions(flowchart.layout(result["path"] if result else [], result["verdict"] if result else None))
+    drawing = flowchart.layout(result["path"] if result else [], result["verdict"] if result else None)
     steps = [{**step, "value_text": flowchart.fmt(step["value"]), "links": links(f, step["node"])}
              for step in (result or {}).get("path", [])]
     recent = (WindowDiagnosis.objects.filter(project=page.project, service=f.service)
@@ -58,14 +58,3 @@ def links(f, node: str) -> list[tuple[str, str]]:
     """(title, URL) of the pages showing this node's evidence, for the same service and window."""
     return [(TITLES[name], f"{reverse(name)}?{f.query(**extra)}") for name, extra in LINKS.get(node, [])]
 
-
-def with_text_positions(drawing: dict) -> dict:
-    """Adds cx, the y of each question line and of the value line to every box (SVG text has no wrapping)."""
-    for box in drawing["boxes"]:
-        box["cx"] = box["x"] + box["w"] / 2
-        if box["kind"] == "verdict":
-            box["text"] = [(box["y"] + box["h"] / 2, line) for line in box["lines"]]
-        else:
-            box["text"] = [(box["y"] + 15 + 13 * i, line) for i, line in enumerate(box["lines"])]
-            box["value_y"] = box["y"] + box["h"] - 8
-    return drawing
