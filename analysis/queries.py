@@ -19,7 +19,12 @@ DIMENSIONS = ("route", "model", "tenant", "instance")
 
 @lru_cache(maxsize=None)
 def _sql(name: str) -> str:
-    return (SQL_DIR / f"{name}.sql").read_text()
+    """The query of sql/<name>.sql, with the shared bucket column list (sql/_bucket_stats.sql) in place."""
+    text = (SQL_DIR / f"{name}.sql").read_text()
+    if "{{bucket_stats}}" in text:
+        columns = (SQL_DIR / "_bucket_stats.sql").read_text().split("\n", 2)[2]  # after its two comment lines
+        text = text.replace("    {{bucket_stats}}\n", columns)
+    return text
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:

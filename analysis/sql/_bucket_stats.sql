@@ -1,0 +1,10 @@
+-- p50/p95/p99 (exact), mean and count in ms of every bucket: the column list shared by the
+-- bucket_distribution*.sql queries, put in place of their bucket_stats marker line by analysis/queries.py.
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_queue_ms) AS t_queue_q, avg(t_queue_ms) AS t_queue_mean, count(t_queue_ms) AS t_queue_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_conn_ms) AS t_conn_q, avg(t_conn_ms) AS t_conn_mean, count(t_conn_ms) AS t_conn_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_first_token_ms) AS t_first_token_q, avg(t_first_token_ms) AS t_first_token_mean, count(t_first_token_ms) AS t_first_token_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_stream_ms) AS t_stream_q, avg(t_stream_ms) AS t_stream_mean, count(t_stream_ms) AS t_stream_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_post_ms) AS t_post_q, avg(t_post_ms) AS t_post_mean, count(t_post_ms) AS t_post_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(t_retry_ms) AS t_retry_q, avg(t_retry_ms) AS t_retry_mean, count(t_retry_ms) AS t_retry_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(ttft_ms) AS ttft_q, avg(ttft_ms) AS ttft_mean, count(ttft_ms) AS ttft_count,
+    quantilesExactInclusive(0.5, 0.95, 0.99)(total_ms) AS total_q, avg(total_ms) AS total_mean, count(total_ms) AS total_count
