@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test bench bench-ingest bench-simulate bench-analysis bench-ui venv clean
+.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-ui venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ run: venv
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 test: venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
+
+# everything not marked slow (no simulator presets, servers, subprocesses or browser): the inner loop
+test-fast: venv
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 bench: bench-ingest bench-simulate bench-analysis bench-ui
 

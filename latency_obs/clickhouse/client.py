@@ -6,6 +6,7 @@ directory, so a second process gets EmbeddedStoreBusy naming the process that ho
 import fcntl
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -21,11 +22,26 @@ HOLDER_FILE = "holder.pid"
 
 
 class ClickHouseError(Exception):
-    """A failed ClickHouse call; `reason` is a short code (unavailable, query_failed, store_busy)."""
+    """A failed ClickHouse call; `reason` is a short code (unavailable, query_failed, store_busy), `code`
+    ClickHouse's numeric error code when the server (or chDB) gave one, else None (network, client)."""
 
-    def __init__(self, reason: str, message: str):
+    def __init__(self, reason: str, message: str, code: int | None = None):
         super().__init__(message)
         self.reason = reason
+        self.code = code
+
+
+# "Code: 252. DB::Exception: ..." is how both the HTTP interface and chDB report a server-side error.
+_CODE = re.compile(r"Code: (\d+)\b")
+
+
+def error_code(exc: Exception) -> int | None:
+    """ClickHouse's numeric error code of a driver exception, None when the error did not come from ClickHouse."""
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        return code
+    match = _CODE.search(str(exc))
+    return int(match[1]) if match else None
 
 
 class EmbeddedStoreBusy(ClickHouseError):
@@ -115,7 +131,7 @@ def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except DriverError as exc:
-        raise ClickHouseError("query_failed", str(exc)) from exc
+        raise ClickHouseError("query_failed", str(exc), error_code(exc)) from exc
 
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
