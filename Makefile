@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-ui venv clean
+.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-ui chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,15 @@ bench-analysis: venv
 # BENCH_SPANS=200000 for a quick run (default 10 million)
 bench-ui: venv
 	$(PY) benchmarks/bench_ui.py
+
+# reliability drills (kill -9, ClickHouse down, poison request, slow clients); exits 1 when a promise fails
+chaos: venv
+	$(PY) benchmarks/chaos.py $(CHAOS_ARGS)
+
+# hostile OTLP/HTTP and API requests in-process (tests/ingest/fuzzing.py), 100,000 by default: several
+# minutes; prints answers by status and reason, exits 1 on any undocumented answer or 5xx but a documented 503
+fuzz: venv
+	$(PY) benchmarks/fuzz_ingest.py --cases $${FUZZ_CASES:-100000} $(FUZZ_ARGS)
 
 clean:
 	rm -rf $(VENV) var

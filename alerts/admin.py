@@ -11,8 +11,10 @@ class WebhookAdmin(admin.ModelAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "webhook", "event", "status", "attempts", "last_status_code", "sent_at")
+    list_display = ("created_at", "webhook", "event", "status", "attempts", "last_status_code", "sent_at",
+                    "next_attempt_at", "uuid")
     list_filter = ("status", "event")
+    search_fields = ("uuid",)  # find the delivery a receiver reports by its X-LatencyObs-Delivery id
     readonly_fields = [f.name for f in Delivery._meta.fields]
 
 

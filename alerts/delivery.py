@@ -1,14 +1,23 @@
-"""One webhook POST per call; the Celery task (alerts/tasks.py) retries with the delay it returns."""
+"""The outbox: every notification is a Delivery row, and each try of it is one POST made by whoever claims it.
+
+Two paths try a delivery: the immediate task (send_delivery, queued when the creating transaction commits:
+low latency while a worker runs) and the beat's sweeper (send_due_deliveries, every 15 s), which sends every
+pending delivery whose next_attempt_at is due. Both claim the row first, so a try is POSTed at most once
+however many workers and processes run; a delivery created where no worker listens (a CLI process on the
+in-memory broker) or due for a retry across a restart is sent by the next sweep. Retries are not Celery
+countdowns: a failed try moves next_attempt_at by the backoff or Retry-After delay and the sweeper sends it.
+"""
 import email.utils
 import json
 import random
 import time
-from datetime import datetime, timezone
+from collections import Counter
+from datetime import datetime, timedelta, timezone
 
 import urllib3
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone as dj_timezone
 
 from alerts import http, payloads
@@ -18,6 +27,11 @@ from alerts.validation import checked_target
 RETRY_AFTER_CAP_S = 300.0
 BACKOFF_CAP_S = 300.0
 USER_AGENT = "latency_obs-webhooks/1"
+# a claim outlives the POST's timeout by this much (DNS check, rendering, the database writes), so it never
+# runs out under a live sender; when the sender dies instead, the delivery is tried again once it has
+LEASE_MARGIN_S = 60
+SWEEP_LIMIT = 50     # deliveries per sweep; the rest wait for the next one
+SWEEP_SECONDS = 30   # and no new try after this long, so one slow receiver cannot hold the worker
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
@@ -43,39 +57,67 @@ def backoff_delay(attempt: int) -> float:
     return random.uniform(delay / 2, delay)
 
 
+def lease_seconds() -> float:
+    """How long a claim lasts: longer than one try can take."""
+    return settings.WEBHOOK_TIMEOUT_SECONDS + LEASE_MARGIN_S
+
+
+def _unclaimed(now: datetime) -> Q:
+    return Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+
+
+def claim(delivery_id: int) -> bool:
+    """True when this caller won the next try of a pending delivery that is due and has tries left: the row is
+    leased to it for lease_seconds() and the try counted in `attempts`. False for every other contender."""
+    now = dj_timezone.now()
+    # TRICKY: one conditional UPDATE, not select_for_update(skip_locked=True). SQLite (embedded mode) ignores
+    # row locks but serialises writes, so the WHERE is checked and the row changed under its write lock.
+    # PostgreSQL locks the row, and an UPDATE that waited for it re-checks the WHERE against the committed row
+    # (READ COMMITTED) and matches nothing. A row lock would also hold a transaction open across the POST;
+    # the lease needs none, and when a sender dies mid-try its lease just runs out and the sweeper retries.
+    # Counting the try here bounds the tries even when senders die: see give_up_abandoned().
+    won = Delivery.objects.filter(
+        _unclaimed(now), id=delivery_id, status=Delivery.PENDING, next_attempt_at__lte=now,
+        attempts__lt=settings.WEBHOOK_MAX_ATTEMPTS,
+    ).update(claimed_until=now + timedelta(seconds=lease_seconds()), attempts=F("attempts") + 1)
+    return won == 1
+
+
 def _request(webhook: Webhook, delivery: Delivery) -> tuple[bytes, dict]:
     if webhook.kind == Webhook.SLACK:
         body = json.dumps(payloads.slack_message(delivery.payload), sort_keys=True).encode()
         headers = {"Content-Type": "application/json"}
     else:
-        body = payloads.json_body(delivery.event, delivery.payload)
+        body = payloads.json_body(delivery.event, delivery.payload, str(delivery.uuid))
         headers = payloads.json_headers(webhook.secret, delivery.event, body, int(time.time()))
-    return body, {**headers, "User-Agent": USER_AGENT}
+    # the same id on every try, so receivers can drop a repeat (Slack ignores headers it does not know)
+    return body, {**headers, "X-LatencyObs-Delivery": str(delivery.uuid), "User-Agent": USER_AGENT}
 
 
-def _finish(delivery: Delivery, status: str, code: int | None, error: str) -> None:
+def _finish(delivery: Delivery, status: str, code: int | None, error: str, delay: float | None = None) -> None:
+    """Record a try's outcome and release the claim; a pending delivery is due again after `delay` seconds."""
+    now = dj_timezone.now()
     delivery.status, delivery.last_status_code, delivery.last_error = status, code, error[:2000]
+    delivery.claimed_until = None
     if status == Delivery.SENT:
-        delivery.sent_at = dj_timezone.now()
-    delivery.save(update_fields=["status", "attempts", "last_status_code", "last_error", "sent_at"])
+        delivery.sent_at = now
+    if delay is not None:
+        delivery.next_attempt_at = now + timedelta(seconds=delay)
+    delivery.save(update_fields=["status", "last_status_code", "last_error", "claimed_until", "sent_at",
+                                 "next_attempt_at"])
 
 
-def deliver(delivery_id: int) -> float | None:
-    """Try once. Returns seconds to wait before the next try, or None when the delivery is sent or failed."""
-    delivery = Delivery.objects.select_related("webhook").get(id=delivery_id)
-    if delivery.status != Delivery.PENDING:
-        return None  # a duplicate run of the task: already settled
+def _try(delivery: Delivery) -> float | None:
+    """One try of a delivery this process has claimed. Returns seconds until the next try, or None when the
+    delivery is now sent or failed."""
     webhook = delivery.webhook
-    delivery.attempts += 1
     if not webhook.enabled:
-        _finish(delivery, Delivery.FAILED, None, "webhook disabled")
-        return None
+        return _finish(delivery, Delivery.FAILED, None, "webhook disabled")
     try:
         # again at send time: the host's DNS may now point somewhere private
         url, address = checked_target(webhook.url)
     except ValidationError as exc:
-        _finish(delivery, Delivery.FAILED, None, f"URL refused: {' '.join(exc.messages)}")
-        return None
+        return _finish(delivery, Delivery.FAILED, None, f"URL refused: {' '.join(exc.messages)}")
     body, headers = _request(webhook, delivery)
     retry_after = None
     try:
@@ -85,26 +127,64 @@ def deliver(delivery_id: int) -> float | None:
     else:
         code, error = response.status, response.text[:500]
         if 200 <= code < 300:
-            _finish(delivery, Delivery.SENT, code, "")
-            return None
+            return _finish(delivery, Delivery.SENT, code, "")
         if code != 429 and code < 500:
             reason = "redirect not followed" if 300 <= code < 400 else "refused by the receiver"
-            _finish(delivery, Delivery.FAILED, code, f"{reason}: {error}")
-            return None
+            return _finish(delivery, Delivery.FAILED, code, f"{reason}: {error}")
         retry_after = parse_retry_after(response.headers.get("Retry-After"))
     if delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
-        _finish(delivery, Delivery.FAILED, code, f"gave up after {delivery.attempts} attempts: {error}")
+        return _finish(delivery, Delivery.FAILED, code, f"gave up after {delivery.attempts} attempts: {error}")
+    delay = retry_after if retry_after is not None else backoff_delay(delivery.attempts)
+    _finish(delivery, Delivery.PENDING, code, error, delay)
+    return delay
+
+
+def deliver(delivery_id: int) -> float | None:
+    """Try once if this caller wins the claim. Returns seconds until the next try is due (also stored in
+    next_attempt_at), or None: sent, failed, or not this caller's to try (settled, not due, or claimed)."""
+    if not claim(delivery_id):
         return None
-    _finish(delivery, Delivery.PENDING, code, error)
-    return retry_after if retry_after is not None else backoff_delay(delivery.attempts)
+    return _try(Delivery.objects.select_related("webhook").get(id=delivery_id))
+
+
+def give_up_abandoned() -> int:
+    """Fail the pending deliveries that have used every try while the last one never finished (its sender
+    died and its claim ran out); returns how many."""
+    now = dj_timezone.now()
+    return Delivery.objects.filter(
+        _unclaimed(now), status=Delivery.PENDING, attempts__gte=settings.WEBHOOK_MAX_ATTEMPTS,
+    ).update(status=Delivery.FAILED, claimed_until=None,
+             last_error="gave up: WEBHOOK_MAX_ATTEMPTS tries started and the last one did not finish")
+
+
+def send_due(limit: int = SWEEP_LIMIT) -> dict:
+    """The sweeper: one try of each pending, due, unclaimed delivery, oldest due first, at most `limit` and
+    none started after SWEEP_SECONDS. Returns counts {"tried", "sent", "failed", "pending", "given_up"}."""
+    given_up = give_up_abandoned()
+    now = dj_timezone.now()
+    due = list(Delivery.objects.filter(
+        _unclaimed(now), status=Delivery.PENDING, next_attempt_at__lte=now,
+        attempts__lt=settings.WEBHOOK_MAX_ATTEMPTS,
+    ).order_by("next_attempt_at", "id").values_list("id", flat=True)[:limit])
+    deadline, tried = time.monotonic() + SWEEP_SECONDS, []
+    for delivery_id in due:
+        if time.monotonic() > deadline:
+            break
+        if claim(delivery_id):  # another sender may have taken it since the query
+            _try(Delivery.objects.select_related("webhook").get(id=delivery_id))
+            tried.append(delivery_id)
+    outcome = Counter(Delivery.objects.filter(id__in=tried).values_list("status", flat=True))
+    return {"tried": len(tried), "sent": outcome[Delivery.SENT], "failed": outcome[Delivery.FAILED],
+            "pending": outcome[Delivery.PENDING], "given_up": given_up}
 
 
 def enqueue(webhook: Webhook, event: str, payload: dict) -> Delivery:
-    """Log the delivery and send it from Celery once the caller's transaction commits."""
+    """Store the delivery (due now) and queue its immediate try for when the caller's transaction commits.
+    Where no worker takes that message, the sweeper sends the row."""
     from alerts.tasks import send_delivery  # the task module imports this one
 
     delivery = Delivery.objects.create(webhook=webhook, event=event, payload=payload)
-    transaction.on_commit(lambda: send_delivery.delay(delivery.id))
+    send_delivery.delay_on_commit(delivery.id)
     return delivery
 
 

@@ -1,5 +1,6 @@
 """Webhooks of a project and the log of what was sent to them (sending: alerts/delivery.py)."""
 import secrets
+import uuid
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -32,6 +33,9 @@ class Webhook(models.Model):
 
 
 class Delivery(models.Model):
+    """One notification to one webhook, and the outbox row it is sent from: while pending, whoever claims it
+    once next_attempt_at is due (the immediate task or the beat's sweeper) makes one try (alerts/delivery.py)."""
+
     PENDING = "pending"
     SENT = "sent"
     FAILED = "failed"
@@ -46,10 +50,18 @@ class Delivery(models.Model):
     last_error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
+    uuid = models.UUIDField("delivery id", default=uuid.uuid4, unique=True, editable=False,
+                            help_text="sent as X-LatencyObs-Delivery and the JSON body's id; the same on every try")
+    next_attempt_at = models.DateTimeField(default=timezone.now, help_text="when a pending delivery is due")
+    claimed_until = models.DateTimeField(null=True, blank=True,
+                                         help_text="lease of the sender trying it now; others wait until it ends")
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["webhook", "-created_at"])]
+        indexes = [models.Index(fields=["webhook", "-created_at"]),
+                   # the sweeper's query: due pending deliveries, oldest first
+                   models.Index(fields=["next_attempt_at"], condition=models.Q(status="pending"),
+                                name="alerts_delivery_due_idx")]
         verbose_name_plural = "deliveries"
 
     def __str__(self):

@@ -34,9 +34,11 @@ def slack_message(summary: dict) -> dict:
     return {"text": escape(fallback), "blocks": blocks}
 
 
-def json_body(event: str, data) -> bytes:
-    """Stable bytes (sorted keys, no spaces), so receivers may verify the signature over exactly this."""
-    return json.dumps({"event": event, "data": data}, sort_keys=True, separators=(",", ":"),
+def json_body(event: str, data, delivery_id: str) -> bytes:
+    """Stable bytes (sorted keys, no spaces), so receivers may verify the signature over exactly this. The
+    delivery id is in the body as well as in a header so that it is signed: a receiver dropping repeats by id
+    cannot be fooled into dropping a fresh notification."""
+    return json.dumps({"event": event, "id": delivery_id, "data": data}, sort_keys=True, separators=(",", ":"),
                       default=str).encode()
 
 

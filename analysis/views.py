@@ -1,13 +1,18 @@
 """Read API: GET /api/v1/diagnosis for a session member of the project or a key with the read scope."""
+import logging
 from functools import wraps
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
 from analysis.diagnosis_service import parse_instant, run_diagnosis
 from analysis.errors import AnalysisError
+from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.keys import KeyError_, authorize
 from projects.models import Project
+
+log = logging.getLogger(__name__)
 
 
 def error(status: int, reason: str, message: str) -> JsonResponse:
@@ -41,6 +46,15 @@ def readable_project(request) -> Project:
     return projects[0]
 
 
+def store_error(exc: ClickHouseError) -> JsonResponse:
+    """503 when the store did not answer a read: query_timeout (CLICKHOUSE_QUERY_TIMEOUT_SECONDS), else store_error."""
+    if exc.code == TIMEOUT_EXCEEDED:
+        return error(503, "query_timeout", f"the query ran longer than {settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS} s "
+                                           "and was stopped; ask for a shorter window or a narrower filter")
+    log.error("read API query failed: %s", exc, exc_info=exc)
+    return error(503, "store_error", "the span store did not answer (details in the server log); retry later")
+
+
 def project_reader(view):
     """Resolve the readable project (see readable_project) and pass it to the view; errors answer as JSON."""
     @wraps(view)
@@ -51,7 +65,10 @@ def project_reader(view):
             return error(exc.status, exc.reason, str(exc))
         except AnalysisError as exc:
             return error(exc.status, exc.reason, exc.message)
-        return view(request, project, *args, **kwargs)
+        try:
+            return view(request, project, *args, **kwargs)
+        except ClickHouseError as exc:
+            return store_error(exc)
 
     return wrapper
 

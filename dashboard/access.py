@@ -1,16 +1,21 @@
 """Who sees what: every dashboard view runs through `page`, which logs the user in, resolves a project
 they belong to (404 for any other, as for a made-up name) and the service, and builds the filters."""
+import logging
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import cached_property, wraps
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
 from dashboard import filters as filters_
 from dashboard import queries
+from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.models import Project
+
+log = logging.getLogger(__name__)
 
 
 def visible_projects(user):
@@ -51,7 +56,8 @@ class Page:
 
 def page(view=None, *, needs_service: bool = True):
     """Decorator: view(request, page: Page). Without a project: the no-project page. With needs_service and
-    no traffic in the window: the empty state (how to send spans, and a link to the latest data)."""
+    no traffic in the window: the empty state (how to send spans, and a link to the latest data). A read the
+    store did not answer (past CLICKHOUSE_QUERY_TIMEOUT_SECONDS, or ClickHouse down) gives an error box, 503."""
     def decorate(view):
         @login_required
         @wraps(view)
@@ -59,16 +65,31 @@ def page(view=None, *, needs_service: bool = True):
             project = member_project(request.user, request.GET.get("project", ""))
             if project is None:
                 return render(request, "dashboard/no_project.html", status=200)
-            f = filters_.from_request(request, project.name, "")
-            services = queries.services(project.pk, f.start, f.end)
-            service = request.GET.get("service", "") or (services[0]["service"] if services else "")
-            current = Page(request, project, list(visible_projects(request.user)), services,
-                           replace(f, service=service))
-            if needs_service and not services:
-                return empty_state(current)
-            return view(request, current, *args, **kwargs)
+            try:
+                return _serve(view, needs_service, request, project, *args, **kwargs)
+            except ClickHouseError as exc:
+                return store_error(request, project, exc)
         return wrapper
     return decorate(view) if view else decorate
+
+
+def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
+    f = filters_.from_request(request, project.name, "")
+    services = queries.services(project.pk, f.start, f.end)
+    service = request.GET.get("service", "") or (services[0]["service"] if services else "")
+    current = Page(request, project, list(visible_projects(request.user)), services, replace(f, service=service))
+    if needs_service and not services:
+        return empty_state(current)
+    return view(request, current, *args, **kwargs)
+
+
+def store_error(request, project: Project, exc: ClickHouseError):
+    """The error box, 503: the page's reads were stopped (a long window) or the store did not answer."""
+    timed_out = exc.code == TIMEOUT_EXCEEDED
+    if not timed_out:
+        log.error("dashboard read failed: %s", exc, exc_info=exc)
+    context = {"project": project.name, "timed_out": timed_out, "timeout_s": settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS}
+    return render(request, "dashboard/store_error.html", context, status=503)
 
 
 def empty_state(current: Page):

@@ -6,10 +6,14 @@ the same request go on. What is left is re-encoded (unknown fields dropped) for 
 """
 import binascii
 import json
+import math
+import re
+import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -67,16 +71,40 @@ def decode_protobuf(body: bytes, max_attributes: int) -> Decoded:
         request = ExportTraceServiceRequest.FromString(body)
     except DecodeError:
         # Strict parsing fails on bad UTF-8 as on real corruption; tell them apart by a bytes-typed parse.
-        try:
-            request = LenientRequest.FromString(body)
-        except DecodeError:
-            raise IngestError(
-                "malformed_protobuf", "body is not a valid ExportTraceServiceRequest (truncated or corrupt protobuf)"
-            ) from None
+        request = _parse_protobuf(LenientRequest, body)
         warnings.append("some strings were not valid UTF-8; invalid bytes were replaced with U+FFFD")
+    except Exception:  # noqa: BLE001 -- see _parse_protobuf
+        raise _malformed_protobuf() from None
     decoded = _validated(request, max_attributes)
     decoded.warnings[:0] = warnings
     return decoded
+
+
+def _integer(digits: str) -> int | float:
+    """A JSON integer; one of more than 4,000 digits as +-inf.
+
+    TRICKY: int() refuses more than 4,300 digits (ValueError), which json.loads would turn into a
+    malformed_json for the whole body; as +-inf the number is out of range wherever an integer is
+    expected, so only its span is rejected (and in an unknown field it is ignored).
+    """
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
+def _parse_protobuf(cls, body: bytes):
+    """cls parsed from body, or IngestError("malformed_protobuf").
+
+    TRICKY: besides DecodeError, the upb parser has raised SystemError on a fuzzed body (an internal error
+    it failed to translate). Whatever it raises, a body it cannot parse is the client's fault: a 400.
+    """
+    try:
+        return cls.FromString(body)
+    except Exception:  # noqa: BLE001
+        raise _malformed_protobuf() from None
+
+
+def _malformed_protobuf() -> IngestError:
+    message = "body is not a valid ExportTraceServiceRequest (truncated or corrupt protobuf)"
+    return IngestError("malformed_protobuf", message)
 
 
 def decode_json(body: bytes, max_attributes: int) -> Decoded:
@@ -86,8 +114,12 @@ def decode_json(body: bytes, max_attributes: int) -> Decoded:
     except UnicodeDecodeError:
         text = body.decode("utf-8", errors="replace")
         warnings.append("body was not valid UTF-8; invalid bytes were replaced with U+FFFD")
+    text, lone = _replace_lone_surrogates(text)
+    if lone:
+        warnings.append(f"{lone} lone UTF-16 surrogate escape(s) (\\ud800-\\udfff) in strings "
+                        "were replaced with U+FFFD")
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=_integer)
     except (ValueError, RecursionError) as exc:
         raise IngestError("malformed_json", f"body is not valid JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
@@ -107,11 +139,12 @@ def _validated(request, max_attributes: int) -> Decoded:
     are discarded and the request re-encoded (upb does it at ~1M spans/s).
     """
     rejected, accepted, truncated = Counter(), 0, 0
+    window = accepted_window()
     for rs in request.resource_spans:
         for ss in rs.scope_spans:
             bad = []
             for i, span in enumerate(ss.spans):
-                reason = span_problem(span)
+                reason = span_problem(span, window)
                 if reason:
                     rejected[reason] += 1
                     bad.append(i)
@@ -128,8 +161,20 @@ def _validated(request, max_attributes: int) -> Decoded:
     return decoded
 
 
-def span_problem(span) -> str | None:
-    """The reason code a span is rejected for, or None when it is valid."""
+def accepted_window(now_ns: int | None = None) -> tuple[int, int]:
+    """[oldest, newest] start/end time in ns the store keeps: the retention back, the allowed clock skew ahead.
+
+    TRICKY: a span outside it must be refused here, never spooled: its retention would drop it at once,
+    and a request spread over more days than ClickHouse takes partitions in one INSERT (100) fails every
+    INSERT of its batch.
+    """
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    oldest = now_ns - settings.CLICKHOUSE_RETENTION_DAYS * 86_400 * 10**9
+    return oldest, now_ns + settings.INGEST_MAX_FUTURE_SKEW_SECONDS * 10**9
+
+
+def span_problem(span, window: tuple[int, int] | None = None) -> str | None:
+    """The reason code a span is rejected for, or None when it is valid (times checked against `window`)."""
     if len(span.trace_id) != 16 or span.trace_id == ZERO_TRACE:
         return "invalid_trace_id"
     if len(span.span_id) != 8 or span.span_id == ZERO_SPAN:
@@ -140,6 +185,8 @@ def span_problem(span) -> str | None:
         return "invalid_timestamp"
     if span.end_time_unix_nano < span.start_time_unix_nano:
         return "end_before_start"
+    if window and not (window[0] <= span.start_time_unix_nano and span.end_time_unix_nano <= window[1]):
+        return "timestamp_out_of_range"
     return None
 
 
@@ -159,7 +206,8 @@ def _request_from_json(resource_spans: list) -> tuple[ExportTraceServiceRequest,
             rejected["invalid_resource"] += _count_spans(scope_spans)
             del request.resource_spans[-1]
             continue
-        target.schema_url = str(rs.get("schemaUrl", ""))
+        schema_url = rs.get("schemaUrl")
+        target.schema_url = schema_url if isinstance(schema_url, str) else ""  # metadata: a wrong type is dropped
         for ss in scope_spans:
             spans = ss.get("spans", []) if isinstance(ss, dict) else None
             scope_target = target.scope_spans.add()
@@ -185,7 +233,8 @@ def _parse_into(doc, message) -> bool:
         return False
     try:
         json_format.ParseDict(doc, message, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError):
+    except (json_format.ParseError, ValueError, TypeError, OverflowError, RecursionError):
+        # OverflowError: an enum or integer sent as 1e400 / Infinity; RecursionError: AnyValue nested too deep
         return False
     return True
 
@@ -204,6 +253,9 @@ def _parse_span(doc, spans) -> str | None:
         ids[key] = raw
     if _negative_time(doc):
         return "invalid_timestamp"
+    status = doc.get("status")
+    if _enum_out_of_range(doc.get("kind")) or (isinstance(status, dict) and _enum_out_of_range(status.get("code"))):
+        return "invalid_span"
     doc.pop("links", None)  # links are not stored; their hex ids would need the same conversion
     span = Span()
     if not _parse_into(doc, span):
@@ -223,6 +275,54 @@ def _negative_time(doc: dict) -> bool:
                     return True
             except ValueError:
                 pass
+    return False
+
+
+# in JSON text; of the surrogate escapes, only whole pairs are kept (see _replace_lone_surrogates)
+_SURROGATE_ESCAPE = re.compile(
+    r"\\\\"  # an escaped backslash
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?"  # a high surrogate, maybe with its low half
+    r"|\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a low surrogate alone
+)
+
+
+def _replace_lone_surrogates(text: str) -> tuple[str, int]:
+    """text with each lone surrogate escape (\\ud800 without its low half, a lone \\udc00) made \\ufffd; how many.
+
+    TRICKY: json.loads turns such an escape into a str that cannot be encoded as UTF-8, and protobuf then
+    fails to store it (UnicodeEncodeError). A high + low pair is one character (an emoji) and stays. The
+    escaped backslash is matched only so that "\\\\ud800" (a backslash, then the letters ud800) is skipped.
+    """
+    if "\\u" not in text:
+        return text, 0
+    lone = 0
+
+    def fix(match: re.Match) -> str:
+        nonlocal lone
+        escape = match.group()
+        if escape == "\\\\" or len(escape) == 12:
+            return escape
+        lone += 1
+        return "\\ufffd"
+
+    return _SURROGATE_ESCAPE.sub(fix, text), lone
+
+
+_INT32 = range(-(2**31), 2**31)
+_INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _enum_out_of_range(value) -> bool:
+    """An enum sent as a number outside int32 (1e400, Infinity, 2**40, "99999999999").
+
+    TRICKY: json_format refuses most of these, but passes some on to upb, which wraps them around
+    (2**32 + 2 is stored as 2, SPAN_KIND_SERVER) instead of refusing them. Names and NaN are left to
+    json_format, which ignores an unknown one.
+    """
+    if isinstance(value, str):
+        return bool(_INTEGER_TEXT.fullmatch(value)) and (len(value) > 20 or int(value) not in _INT32)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+        return math.isinf(value) or int(value) not in _INT32
     return False
 
 

@@ -15,7 +15,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
 
 from ingest.errors import IngestError
-from ingest.pipeline import SpoolFull, export
+from ingest.pipeline import OverLimit, SpoolFull, export
 from ingest.responses import export_response
 from projects.keys import KeyError_
 
@@ -34,15 +34,25 @@ class _AbortStatus(_Status, grpc.Status):
     pass
 
 
-def _throttled(context) -> None:
-    """UNAVAILABLE with RetryInfo: the OTLP way to ask a gRPC client to back off."""
+def _retry_later(context, code: grpc.StatusCode, message: str, seconds: int) -> None:
+    """Abort with RetryInfo: the OTLP way to ask a gRPC client to back off for `seconds`.
+
+    TRICKY: the spec puts RetryInfo in the status details (grpc-status-details-bin, read by the Collector and
+    the Go SDK), but the Python SDK exporter reads only a `google.rpc.retryinfo-bin` trailer: send both.
+    """
+    retry_info = error_details_pb2.RetryInfo(retry_delay=Duration(seconds=seconds))
     delay = Any()
-    delay.Pack(error_details_pb2.RetryInfo(retry_delay=Duration(seconds=settings.INGEST_RETRY_AFTER_SECONDS)))
+    delay.Pack(retry_info)
+    detail = status_pb2.Status(code=code.value[0], message=message, details=[delay])
+    trailers = (("grpc-status-details-bin", detail.SerializeToString()),
+                ("google.rpc.retryinfo-bin", retry_info.SerializeToString()))
+    context.abort_with_status(_AbortStatus(code, message, trailers))
+
+
+def _throttled(context) -> None:
+    """spool_full: ingest as a whole is behind (UNAVAILABLE), every project waits."""
     message = "spool_full: ingest is behind (ClickHouse slow or down); retry later"
-    detail = status_pb2.Status(code=grpc.StatusCode.UNAVAILABLE.value[0], message=message, details=[delay])
-    context.abort_with_status(
-        _AbortStatus(grpc.StatusCode.UNAVAILABLE, message, (("grpc-status-details-bin", detail.SerializeToString()),))
-    )
+    _retry_later(context, grpc.StatusCode.UNAVAILABLE, message, settings.INGEST_RETRY_AFTER_SECONDS)
 
 
 def export_handler(raw: bytes, context) -> bytes:
@@ -56,6 +66,8 @@ def export_handler(raw: bytes, context) -> bytes:
         context.abort(code, f"{exc.reason}: {exc}")
     except IngestError as exc:
         context.abort(STATUS_FOR_HTTP.get(exc.status, grpc.StatusCode.INVALID_ARGUMENT), f"{exc.reason}: {exc.message}")
+    except OverLimit as exc:  # this project only: RESOURCE_EXHAUSTED, which exporters retry after RetryInfo
+        _retry_later(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"{exc.reason}: {exc.message}", exc.retry_after)
     except SpoolFull:
         _throttled(context)
     finally:

@@ -7,11 +7,12 @@ import threading
 from django.conf import settings
 
 from ingest.decode import Decoded, decode_json, decode_protobuf
-from ingest.spool import Spool, SpoolFull
+from ingest.limits import OverLimit, check_rate, count_refused, spool_share
+from ingest.spool import ProjectSpoolFull, Spool, SpoolFull
 from ingest.writer import Writer
 from projects.keys import authorize
 
-__all__ = ["export", "get_writer", "start_writer", "stop_writer", "SpoolFull"]
+__all__ = ["export", "get_writer", "start_writer", "stop_writer", "OverLimit", "SpoolFull"]
 _lock = threading.Lock()
 _writer: Writer | None = None
 
@@ -46,15 +47,26 @@ def stop_writer(drain: bool = True) -> None:
 
 
 def export(authorization: str | None, body: bytes, encoding: str) -> Decoded:
-    """Store a request's valid spans durably; raises KeyError_, IngestError or SpoolFull."""
+    """Store a request's valid spans durably; raises KeyError_, IngestError, OverLimit or SpoolFull."""
     key = authorize(authorization, "ingest")
     if not body:
         return Decoded(body=b"", accepted=0)  # OTLP: an empty request is a success
     decode = decode_json if encoding == "json" else decode_protobuf
     decoded = decode(body, settings.INGEST_MAX_ATTRIBUTES)
     if decoded.accepted:
+        check_rate(key.project_id, decoded.accepted)  # OverLimit: only this project waits
         try:
-            get_writer().spool.append(key.project_id, decoded.body, decoded.accepted)
+            get_writer().spool.append(key.project_id, decoded.body, decoded.accepted, _spool_quota(key.project_id))
+        except ProjectSpoolFull as exc:
+            count_refused(key.project_id, "spool_quota", decoded.accepted)
+            raise OverLimit("spool_quota", f"{exc}: ingest of this project is behind; retry later",
+                            retry_after=settings.INGEST_RETRY_AFTER_SECONDS) from None
         except OSError as exc:  # disk full or failing: nothing was acknowledged, the client retries later
             raise SpoolFull(f"cannot write the spool: {exc}") from exc
     return decoded
+
+
+def _spool_quota(project_id: int) -> int | None:
+    """Bytes of the spool the project may fill; None when its share is the whole spool."""
+    share = spool_share(project_id)
+    return None if share >= 1.0 else int(share * settings.INGEST_SPOOL_MAX_BYTES)

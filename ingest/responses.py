@@ -45,7 +45,18 @@ def error(status: int, reason: str, message: str, encoding: str) -> HttpResponse
 
 
 def throttled(encoding: str) -> HttpResponse:
-    seconds = settings.INGEST_RETRY_AFTER_SECONDS
-    response = error(503, "spool_full", "ingest is behind (ClickHouse slow or down); retry later", encoding)
+    """503 spool_full: ingest as a whole is behind; every project waits."""
+    message = "ingest is behind (ClickHouse slow or down); retry later"
+    return retry_later(503, "spool_full", message, settings.INGEST_RETRY_AFTER_SECONDS, encoding)
+
+
+def over_limit(exc, encoding: str) -> HttpResponse:
+    """429 for a project over one of its limits (ingest.limits.OverLimit); other projects go on."""
+    return retry_later(429, exc.reason, exc.message, exc.retry_after, encoding)
+
+
+def retry_later(status: int, reason: str, message: str, seconds: int, encoding: str) -> HttpResponse:
+    # OTLP exporters retry 429 and 503 after Retry-After, and give up when it is past their own timeout
+    response = error(status, reason, message, encoding)
     response["Retry-After"] = str(seconds)
     return response

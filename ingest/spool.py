@@ -9,6 +9,7 @@ record was never acknowledged).
 import fcntl
 import itertools
 import os
+import re
 import threading
 import time
 import uuid
@@ -60,23 +61,6 @@ class Batch:
         for segment in self.segments:
             segment.release()
 
-    def quarantine(self) -> Path:
-        """Move the segments aside (kept for inspection and replay by hand); returns the directory."""
-        target = self.manifest.parent / QUARANTINE
-        target.mkdir(exist_ok=True)
-        for segment in self.segments:
-            segment.path.rename(target / segment.path.name)
-            segment.release()
-        self.manifest.unlink(missing_ok=True)
-        return target
-
-    def split(self) -> None:
-        """Replace this batch by one single-segment batch per segment (their own manifests and tokens)."""
-        for segment in self.segments:
-            _write_manifest(self.manifest.parent, [segment])
-        self.manifest.unlink(missing_ok=True)
-        self.release()
-
 
 @dataclass
 class Segment:
@@ -110,67 +94,102 @@ class Segment:
         os.close(self.fd)  # closing drops the flock
 
 
+class ProjectSpoolFull(Exception):
+    """One project holds its share of the spool: that project (only) must back off."""
+
+    def __init__(self, project_id: int, held: int, limit: int):
+        super().__init__(f"project {project_id} holds {held} bytes of the spool, its share is {limit}")
+        self.project_id, self.held, self.limit = project_id, held, limit
+
+
+_PROJECT = re.compile(r"-p(\d+)$")
+
+
+def project_of(path: Path) -> int | None:
+    """The project whose records a segment holds (named at open), None for unnamed (older) segments."""
+    match = _PROJECT.search(path.stem)
+    return int(match[1]) if match else None
+
+
+@dataclass
+class _Open:
+    """The segment this process appends one project's records to."""
+
+    fd: int
+    path: Path
+    opened_at: float
+    spans: int = 0
+
+
 class Spool:
+    """Segments hold one project's records each, so the spool's share per project is known from file names."""
+
     def __init__(self, directory: Path, segment_spans: int, max_bytes: int, fsync: bool, max_age_s: float):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.segment_spans, self.max_bytes, self.fsync, self.max_age_s = segment_spans, max_bytes, fsync, max_age_s
         self._lock = threading.Lock()
-        self._fd: int | None = None
-        self._path: Path | None = None
-        self._spans = 0
-        self._opened_at = 0.0
-        self._backlog_bytes = self.backlog()[1]
+        self._open_segments: dict[int, _Open] = {}
+        self._backlog_bytes = 0
+        self._project_bytes: dict[int, int] = {}
+        self.refresh_backlog()
 
     # -- appending (request threads) ---------------------------------------------------------
-    def append(self, project_id: int, request_bytes: bytes, spans: int) -> None:
-        """Make a request's spans durable; raises SpoolFull when over the size limit."""
+    def append(self, project_id: int, request_bytes: bytes, spans: int, project_max_bytes: int | None = None) -> None:
+        """Make a request's spans durable; raises SpoolFull over the size limit, ProjectSpoolFull over the
+        project's share (`project_max_bytes`, None = no share of its own)."""
         data = frame(spool_record(request_bytes, project_id))
         with self._lock:
             if self._backlog_bytes + len(data) > self.max_bytes:
                 raise SpoolFull(f"spool holds {self._backlog_bytes} bytes, limit {self.max_bytes}")
-            if self._fd is None:
-                self._open()
-            offset = os.lseek(self._fd, 0, os.SEEK_END)
+            held = self._project_bytes.get(project_id, 0)
+            if project_max_bytes is not None and held + len(data) > project_max_bytes:
+                raise ProjectSpoolFull(project_id, held, project_max_bytes)
+            segment = self._open_segments.get(project_id) or self._open(project_id)
+            offset = os.lseek(segment.fd, 0, os.SEEK_END)
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(self._fd, view):]
+                    view = view[os.write(segment.fd, view):]
                 if self.fsync:
-                    os.fdatasync(self._fd)
+                    os.fdatasync(segment.fd)
             except OSError:
                 # disk full or I/O error: cut the partial record and close, so later records stay readable
-                os.ftruncate(self._fd, offset)
-                self._close()
+                os.ftruncate(segment.fd, offset)
+                self._close(project_id)
                 raise
-            self._spans += spans
+            segment.spans += spans
             self._backlog_bytes += len(data)
-            if self._spans >= self.segment_spans:
-                self._close()
+            self._project_bytes[project_id] = held + len(data)
+            if segment.spans >= self.segment_spans:
+                self._close(project_id)
 
-    def _open(self) -> None:
-        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}"
+    def _open(self, project_id: int) -> _Open:
+        name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}-p{project_id}"
         tmp = self.directory / (name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)
         # TRICKY: lock before the file gets its claimable name, so no writer can claim it half-made.
-        self._path = tmp.rename(self.directory / (name + SUFFIX))
-        self._fd, self._spans, self._opened_at = fd, 0, time.monotonic()
+        path = tmp.rename(self.directory / (name + SUFFIX))
+        segment = self._open_segments[project_id] = _Open(fd, path, time.monotonic())
+        return segment
 
-    def _close(self) -> None:
-        os.close(self._fd)
-        self._fd = self._path = None
+    def _close(self, project_id: int) -> None:
+        os.close(self._open_segments.pop(project_id).fd)
 
     def rotate(self, force: bool = False) -> None:
-        """Close the open segment if it is old enough (or `force`), making it claimable."""
+        """Close the open segments that are old enough (or all, `force`), making them claimable."""
         with self._lock:
-            if self._fd is not None and self._spans and (force or time.monotonic() - self._opened_at >= self.max_age_s):
-                self._close()
+            now = time.monotonic()
+            for project_id, segment in list(self._open_segments.items()):
+                if segment.spans and (force or now - segment.opened_at >= self.max_age_s):
+                    self._close(project_id)
 
     # -- claiming (writer threads) -----------------------------------------------------------
     def claim(self, paths=None):
-        """Yield segments nobody holds, oldest first; the caller removes or releases each."""
-        for path in sorted(self.directory.glob("*" + SUFFIX)) if paths is None else paths:
+        """Yield segments nobody holds, oldest first but taking turns between projects (a flooding
+        project's backlog does not go before another's fresh spans); the caller removes or releases each."""
+        for path in _taking_turns(self.directory.glob("*" + SUFFIX)) if paths is None else paths:
             try:
                 fd = os.open(path, os.O_RDWR)
             except FileNotFoundError:
@@ -222,23 +241,45 @@ class Spool:
         return Batch(manifest.stem, group, manifest)
 
     def backlog(self) -> tuple[int, int]:
-        """(segments, bytes) waiting in the spool, the open segment included."""
-        count = size = 0
+        """(segments, bytes) waiting in the spool, open segments included."""
+        count, by_project = self.backlog_by_project()
+        return count, sum(by_project.values())
+
+    def backlog_by_project(self) -> tuple[int, dict]:
+        """(segments, {project id or None: bytes}) waiting in the spool, open segments included."""
+        count, by_project = 0, {}
         for path in self.directory.glob("*" + SUFFIX):
             try:
-                size += path.stat().st_size
-                count += 1
+                size = path.stat().st_size
             except FileNotFoundError:
-                pass
-        return count, size
+                continue
+            count += 1
+            project = project_of(path)
+            by_project[project] = by_project.get(project, 0) + size
+        return count, by_project
+
+    def project_bytes(self, project_id: int) -> int:
+        """Bytes of this project's spans in the spool, as of the last refresh or append."""
+        return self._project_bytes.get(project_id, 0)
 
     def refresh_backlog(self) -> int:
-        count, size = self.backlog()
+        """Re-read what waits in the spool (other processes append to it too); returns the segment count."""
+        count, by_project = self.backlog_by_project()
         with self._lock:
-            self._backlog_bytes = size
+            self._backlog_bytes = sum(by_project.values())
+            self._project_bytes = by_project
         return count
 
     def close(self) -> None:
         with self._lock:
-            if self._fd is not None:
-                self._close()
+            for project_id in list(self._open_segments):
+                self._close(project_id)
+
+
+def _taking_turns(paths) -> list[Path]:
+    """Oldest first, one segment per project per turn: [a1, b1, a2, b2, a3 ...]."""
+    turns: dict = {}
+    for path in sorted(paths):
+        turns.setdefault(project_of(path), []).append(path)
+    queues = sorted(turns.values(), key=lambda q: q[0].name)
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]

@@ -1,14 +1,18 @@
 """OTLP/HTTP trace receiver: POST /v1/traces, protobuf or JSON, answered in the request's encoding."""
+import logging
+
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from ingest import queries, responses
+from ingest import limits, quarantine, queries, responses
 from ingest.errors import IngestError
-from ingest.pipeline import SpoolFull, export
+from ingest.pipeline import OverLimit, SpoolFull, export
+from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.keys import KeyError_, authorize
 
+log = logging.getLogger(__name__)
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf", "application/json": "json"}
 
 
@@ -25,13 +29,18 @@ def traces(request) -> HttpResponse:
         return responses.error(exc.status, exc.reason, str(exc), encoding)
     except IngestError as exc:
         return responses.error(exc.status, exc.reason, exc.message, encoding)
+    except OverLimit as exc:
+        return responses.over_limit(exc, encoding)
     except SpoolFull:
         return responses.throttled(encoding)
     return responses.success(decoded, encoding)
 
 
 def _read_limited(request, limit: int) -> bytes:
-    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:  # unreadable: Django's request stream then holds no body, as if it were 0
+        declared = 0
     if declared > limit:
         raise IngestError("body_too_large", f"request body exceeds {limit} bytes", status=413)
     return request.read(limit + 1)
@@ -39,10 +48,18 @@ def _read_limited(request, limit: int) -> bytes:
 
 @require_GET
 def status(request) -> JsonResponse:
-    """What a project has stored, for a `read` key: lets senders check that spans arrived."""
+    """What a project has stored, its ingest limits and the spans this process refused for it recently."""
     try:
         key = authorize(request.headers.get("Authorization"), "read")
+        stored = queries.ingest_status(key.project_id)
     except KeyError_ as exc:
         return JsonResponse({"error": exc.reason, "message": str(exc)}, status=exc.status)
+    except ClickHouseError as exc:  # slow or down: a 503 the sender may retry, the details in the log
+        log.warning("ingest status of project %s failed: %s", key.project_id, exc)
+        reason = "query_timeout" if exc.code == TIMEOUT_EXCEEDED else "store_error"
+        return JsonResponse({"error": reason, "message": "the span store did not answer; retry later"}, status=503)
     # the spool is shared by every project, so its size is not shown here (operators: /healthz)
-    return JsonResponse({"project": key.project_name, **queries.ingest_status(key.project_id)})
+    held = quarantine.spans_by_project(settings.INGEST_SPOOL_DIR).get(str(key.project_id), 0)
+    return JsonResponse({"project": key.project_name, **stored, "quarantined_spans": held,
+                         "limits": limits.project_limits(key.project_id).as_dict(),
+                         "throttled": limits.refused(key.project_id)})

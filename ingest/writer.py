@@ -4,24 +4,26 @@ Closed segments go to ClickHouse in batches of up to INGEST_BATCH_BYTES, one INS
 ClickHouse decodes the protobuf itself (mapping.insert_sql). A batch is named by a manifest written
 before its INSERT and used as the deduplication token, so a batch replayed after a crash stores
 nothing twice (see spool.Batch). A failed insert leaves the batch in the spool and the writer
-retries with back-off; a batch ClickHouse refuses as bad data is moved to quarantine/ instead of
-blocking every later batch.
+retries with back-off (a transient error: no error code, or one of TRANSIENT_CODES); a batch ClickHouse
+refuses for its data is bisected, its good spans stored and the spans at fault moved to quarantine/
+with their reason, instead of blocking every later batch.
 """
 import logging
 import os
-import re
 import threading
+import time
 from functools import lru_cache
+from pathlib import Path
 
 from django.conf import settings
 
-from ingest import mapping
+from ingest import faults, mapping, quarantine, records
 from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
 from ingest.spool import Batch, Segment, Spool
 from latency_obs.clickhouse import client
 
 log = logging.getLogger(__name__)
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = 5.0  # retrying costs one failed INSERT; a long wait only delays the drain after an outage
 
 
 def _schema_settings() -> dict:
@@ -55,14 +57,20 @@ def _insert_settings(token: str) -> dict:
     }
 
 
-# ClickHouse error codes that mean "this data cannot be parsed or converted": retrying cannot help.
-BAD_DATA_CODES = {6, 26, 27, 32, 33, 38, 41, 69, 70, 72, 321, 444}
-_CODE = re.compile(r"Code: (\d+)")
+# TRICKY: what is transient is decided by ClickHouse's error code, never its message. No code at all
+# (connection refused, timeout, the fault switch) is transient too. Any other error is taken to come
+# from the data: the batch is bisected until the spans at fault are isolated (see Bisection).
+TRANSIENT_CODES = {
+    3, 159, 160, 164, 202, 203, 209, 210, 236, 241, 242, 243, 319, 394, 425, 439, 999, 1000, 1001,
+    60, 81, 497, 516,  # table or database missing, access: a configuration fault, not bad data
+}
+# Codes that mean "this data cannot be parsed or converted": a lone unit failing with one is at fault
+# even when nothing else of its batch got in (any other code needs a sibling that got in as proof).
+BAD_DATA_CODES = {6, 26, 27, 32, 33, 38, 41, 69, 70, 72, 117, 321, 444}
 
 
-def is_bad_data(exc: Exception) -> bool:
-    match = _CODE.search(str(exc))
-    return bool(match) and int(match[1]) in BAD_DATA_CODES
+def is_transient(exc: client.ClickHouseError) -> bool:
+    return exc.code is None or exc.code in TRANSIENT_CODES
 
 
 def _limits() -> dict:
@@ -78,6 +86,39 @@ def _whole_records(segment: Segment) -> int:
     return size
 
 
+def _insert(token: str, paths: list[Path] | None = None, data: bytes | None = None, scratch: Path | None = None) -> None:
+    """One INSERT of spool records, from files (`paths`) or bytes (`data`, chDB: through a file in `scratch`),
+    under a deduplication token."""
+    faults.check_inserts()
+    settings_ = _insert_settings(token)
+    if client.is_embedded():
+        if paths is None:
+            return _insert_bytes_embedded(token, data, scratch)
+        names = ",".join(p.name for p in paths)
+        path = f"{paths[0].parent}/{{{names}}}" if len(paths) > 1 else str(paths[0])
+        sql = mapping.insert_sql("file({path:String}, 'Protobuf', {structure:String})")
+        client.command(sql, parameters={"path": path, "structure": mapping.STRUCTURE, **_limits()}, settings=settings_,
+                       role="writer")
+    else:
+        # A ClickHouse server cannot read our disk: the records are the INSERT's body.
+        if data is None:
+            data = b"".join(Path(p).read_bytes() for p in paths)
+        sql = mapping.insert_sql("input({structure:String})") + "\nFORMAT Protobuf"
+        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()}, settings=settings_, data=data,
+                       role="writer")
+
+
+def _insert_bytes_embedded(token: str, data: bytes, scratch: Path) -> None:
+    """chDB reads files only: the part goes through a scratch file in the spool (not a segment name)."""
+    scratch.mkdir(exist_ok=True)
+    path = scratch / f"{token[-60:]}.part"
+    path.write_bytes(data)
+    try:
+        _insert(token, paths=[path])
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def insert_batch(batch: Batch) -> int:
     """Insert a claimed batch in ONE statement; returns how many segments held records.
 
@@ -85,22 +126,68 @@ def insert_batch(batch: Batch) -> int:
     so several segments go into one INSERT (measured: ~25k spans/s one by one, ~40k together).
     """
     segments = [s for s in batch.segments if _whole_records(s)]
-    if not segments:
-        return 0
-    settings_ = _insert_settings(batch.token)
-    if client.is_embedded():
-        names = ",".join(s.path.name for s in segments)
-        path = f"{segments[0].path.parent}/{{{names}}}" if len(segments) > 1 else str(segments[0].path)
-        sql = mapping.insert_sql("file({path:String}, 'Protobuf', {structure:String})")
-        client.command(sql, parameters={"path": path, "structure": mapping.STRUCTURE, **_limits()}, settings=settings_,
-                       role="writer")
-    else:
-        # A ClickHouse server cannot read our disk: the segments' records are the INSERT's body.
-        data = b"".join(os.pread(s.fd, s.size(), 0) for s in segments)
-        sql = mapping.insert_sql("input({structure:String})") + "\nFORMAT Protobuf"
-        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()}, settings=settings_, data=data,
-                       role="writer")
+    if segments:
+        _insert(batch.token, paths=[s.path for s in segments])
     return len(segments)
+
+
+class Bisection:
+    """Finds the spans of a refused batch that ClickHouse will not take; stores every other span.
+
+    The batch's records are cut in halves, then a lone record into halves of its spans, each part
+    inserted under the batch's token plus its path (deterministic: a replay after a crash cuts the same
+    parts, and ClickHouse drops the parts that had landed). It stops at a transient error (the batch
+    stays in the spool) and after `budget_s`, when what is still refused goes to quarantine whole.
+    """
+
+    def __init__(self, batch: Batch, budget_s: float):
+        self.batch, self.deadline = batch, time.monotonic() + budget_s
+        self.stored_spans, self.inserts = 0, 0
+        self.refused: list[tuple[str, list[records.Unit], client.ClickHouseError]] = []
+
+    def run(self, error: client.ClickHouseError) -> None:
+        data = b"".join(os.pread(s.fd, _whole_records(s), 0) for s in self.batch.segments)
+        self._settle(records.units(data), "b", error)
+        for path, part, exc in self.refused:
+            # Without a code of bad data, a lone refused part is at fault only if other parts got in.
+            if exc.code not in BAD_DATA_CODES and not self.stored_spans:
+                raise exc
+        for path, part, exc in self.refused:
+            self._quarantine(path, part, exc)
+
+    def _settle(self, part: list, path: str, error: client.ClickHouseError) -> None:
+        if len(part) == 1:
+            halves = part[0].halves()
+            if halves is None or time.monotonic() > self.deadline:
+                self.refused.append((path, part, error))
+                return
+            part = list(halves)
+        if time.monotonic() > self.deadline:
+            self.refused.append((path, part, error))
+            return
+        mid = len(part) // 2
+        for i, piece in enumerate((part[:mid], part[mid:])):
+            try:
+                self.inserts += 1
+                _insert(f"{self.batch.token}-{path}{i}", data=b"".join(u.framed() for u in piece),
+                        scratch=self.batch.manifest.parent / "bisect")
+            except client.ClickHouseError as exc:
+                if is_transient(exc):
+                    raise
+                self._settle(piece, f"{path}{i}", exc)
+            else:
+                self.stored_spans += sum(max(u.spans, 0) for u in piece)
+
+    def _quarantine(self, path: str, part: list, exc: client.ClickHouseError) -> None:
+        spans: dict = {}
+        for unit in part:
+            spans[unit.project_id] = spans.get(unit.project_id, 0) + max(unit.spans, 0)
+        name = f"{self.batch.token}-{path}"
+        where = quarantine.put(self.batch.manifest.parent, name, b"".join(u.framed() for u in part),
+                               reason=f"clickhouse_{exc.code}", code=exc.code, message=str(exc), spans=spans,
+                               count=len(part))
+        log.error("spool: %d span(s) refused by ClickHouse (code %s) quarantined in %s: %s",
+                  sum(spans.values()), exc.code, where, str(exc)[:300])
 
 
 class Writer:
@@ -111,7 +198,6 @@ class Writer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._flush_lock = threading.Lock()
-        self.inserted_segments = 0
         self.last_error: str = ""
 
     def start(self) -> None:
@@ -139,32 +225,27 @@ class Writer:
             done = 0
             while (batch := self.spool.claim_batch(settings.INGEST_BATCH_BYTES)) is not None:
                 try:
-                    done += insert_batch(batch)
-                except client.ClickHouseError as exc:
-                    if not is_bad_data(exc):
-                        batch.release()
-                        raise
-                    self._set_aside(batch, exc)
-                    continue
+                    done += self._insert_or_bisect(batch)
                 except BaseException:
                     batch.release()
                     raise
                 batch.remove()
-            self.inserted_segments += done
+                self.last_error = ""  # ClickHouse takes inserts again: /healthz is well while the rest drains
             self.spool.refresh_backlog()
             return done
 
     @staticmethod
-    def _set_aside(batch: Batch, exc: Exception) -> None:
-        """Bad data must not block every later batch: split it, then quarantine the segment at fault."""
-        if len(batch.segments) > 1:
-            log.warning("spool batch %s refused as bad data; retrying its %d segments one by one", batch.token,
-                        len(batch.segments))
-            batch.split()
-        else:
-            where = batch.quarantine()
-            log.error("spool segment %s refused by ClickHouse as bad data, moved to %s: %s",
-                      batch.segments[0].path.name, where, exc)
+    def _insert_or_bisect(batch: Batch) -> int:
+        """Insert the batch; refused for its data, store all but the spans at fault (quarantined)."""
+        try:
+            return insert_batch(batch)
+        except client.ClickHouseError as exc:
+            if is_transient(exc):
+                raise
+            log.warning("spool batch %s refused (code %s); bisecting to isolate the spans at fault", batch.token,
+                        exc.code)
+            Bisection(batch, settings.INGEST_BISECT_BUDGET_SECONDS).run(exc)
+            return len(batch.segments)
 
     def _run(self) -> None:
         backoff = self.interval_s

@@ -45,6 +45,12 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    # the webhook outbox: due deliveries and retries, also those created by processes without a worker
+    "send-due-deliveries": {
+        "task": "alerts.tasks.send_due_deliveries",
+        "schedule": 15.0,
+        "options": {"expires": 15},
+    },
     # weekly reviews: hourly, each schedule fires at its own local weekday/hour
     "send-due-weekly-reviews": {
         "task": "reports.tasks.send_due_weekly_reviews",

@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from latency_obs.env import env_bool, env_choice, env_int, env_int_list, env_json_object, env_str, env_url
+from latency_obs.env import env_bool, env_choice, env_float, env_int, env_int_list, env_json_object, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("LATENCY_OBS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
@@ -56,6 +56,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # outermost: its headers go on every answer, static files and those JsonErrorsMiddleware rewrites included
+    "latency_obs.security_headers.SecurityHeadersMiddleware",
+    "latency_obs.api_errors.JsonErrorsMiddleware",  # around Django's: JSON errors on /api/ and /v1/ (see the module)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -98,6 +101,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CLICKHOUSE_URL = env_url("CLICKHOUSE_URL", f"chdb://{DATA_DIR / 'clickhouse'}", ("chdb", "http", "https"))
 # TTL on stored spans; DateTime ends in 2106, hence the upper bound.
 CLICKHOUSE_RETENTION_DAYS = env_int("CLICKHOUSE_RETENTION_DAYS", 30, minimum=1, maximum=10_000)
+# Reads (pages, API, alerts) stop after this long (ClickHouse max_execution_time; 0 = no limit), so one heavy
+# page cannot hold the store for everyone; the spool writer's INSERTs and migrations have no such limit.
+CLICKHOUSE_QUERY_TIMEOUT_SECONDS = env_int("CLICKHOUSE_QUERY_TIMEOUT_SECONDS", 30, minimum=0, maximum=86_400)
 
 # Ingest: limits and the durable spool (a 2xx means the spans are on disk or in ClickHouse).
 OTLP_GRPC_PORT = env_int("OTLP_GRPC_PORT", 4317, minimum=0, maximum=65535)
@@ -112,6 +118,17 @@ INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
 INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
+# Fair ingest, per project (overrides in the admin): spans per second (0 = unlimited) with a burst of
+# rate x INGEST_PROJECT_BURST_SECONDS, enforced per receiving process, and the share of INGEST_SPOOL_MAX_BYTES
+# one project may fill (1.0 = no per-project limit). Over either: 429 with Retry-After.
+INGEST_PROJECT_SPANS_PER_SECOND = env_int("INGEST_PROJECT_SPANS_PER_SECOND", 50_000, minimum=0)
+INGEST_PROJECT_BURST_SECONDS = env_float("INGEST_PROJECT_BURST_SECONDS", 2.0, minimum=0.1, maximum=3600)
+INGEST_PROJECT_SPOOL_SHARE = env_float("INGEST_PROJECT_SPOOL_SHARE", 0.5, minimum=0.01, maximum=1.0)
+# Spans ending further in the future than this (sender clock ahead) are refused: timestamp_out_of_range.
+# A batch ClickHouse refuses for its data is bisected for at most this long; what is still refused then is
+# quarantined whole (replayable), so the writer moves on.
+INGEST_BISECT_BUDGET_SECONDS = env_int("INGEST_BISECT_BUDGET_SECONDS", 20, minimum=1, maximum=3600)
+INGEST_MAX_FUTURE_SKEW_SECONDS = env_int("INGEST_MAX_FUTURE_SKEW_SECONDS", 900, minimum=0, maximum=7 * 86_400)
 
 # Analysis: thresholds of the diagnosis flowchart (names in analysis/thresholds.py) and the API's window limit.
 ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
@@ -153,6 +170,47 @@ STATICFILES_FINDERS = [
 ]
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
+
+# Security (README: Security). Web server limits, applied by latency_obs/web_server.py in `up` and `serve_web`.
+WEB_CONNECTION_LIMIT = env_int("WEB_CONNECTION_LIMIT", 1000, minimum=10, maximum=100_000)
+WEB_CHANNEL_TIMEOUT_SECONDS = env_int("WEB_CHANNEL_TIMEOUT_SECONDS", 60, minimum=1, maximum=86_400)
+WEB_REQUEST_DEADLINE_SECONDS = env_int("WEB_REQUEST_DEADLINE_SECONDS", 120, minimum=1, maximum=86_400)
+WEB_CLEANUP_INTERVAL_SECONDS = env_int("WEB_CLEANUP_INTERVAL_SECONDS", 5, minimum=1, maximum=3600)
+WEB_TRUSTED_PROXY = env_str("WEB_TRUSTED_PROXY", "").strip()  # the reverse proxy's address, or *
+
+# Failed logins per account and per client address (latency_obs/login_throttle.py): over the limit within the
+# window, logins are refused for the lockout, by a backend in front of ModelBackend.
+LOGIN_MAX_FAILURES_PER_USER = env_int("LOGIN_MAX_FAILURES_PER_USER", 5, minimum=1)
+LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("LOGIN_MAX_FAILURES_PER_ADDRESS", 20, minimum=1)
+LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1, maximum=86_400)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900, minimum=1, maximum=86_400)
+AUTHENTICATION_BACKENDS = ["latency_obs.login_throttle.LoginThrottle", "django.contrib.auth.backends.ModelBackend"]
+# The counters live in the cache. Process memory is exact while one process serves the web (`up`; docker's one
+# `web`); several web processes must share a Redis (CACHE_URL=redis://host:6379/1). Redis is not the default,
+# even when Celery uses one: logins would then fail whenever Redis is down.
+CACHE_URL = env_url("CACHE_URL", "locmem://", ("locmem", "redis", "rediss"))
+if CACHE_URL.startswith("locmem://"):
+    # MAX_ENTRIES: a spray of made-up usernames must not cull real counters out of the default 300
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                          "OPTIONS": {"MAX_ENTRIES": 100_000}}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                          "KEY_PREFIX": "latency_obs"}}
+
+# Headers: Content-Security-Policy and, where Django's middleware does not reach, these from
+# latency_obs/security_headers.py; cookie flags.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# SECURE_SSL: browsers reach the site over HTTPS (a TLS proxy in front). Cookies are then sent over HTTPS
+# only, and HSTS pins the site to it for a year. waitress marks requests https itself (web_server.py), which is
+# why there is no SECURE_PROXY_SSL_HEADER.
+SECURE_SSL = env_bool("SECURE_SSL", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL
+SECURE_HSTS_SECONDS = 365 * 86_400 if SECURE_SSL else 0
 
 LOGGING = {
     "version": 1,

@@ -5,8 +5,13 @@ from projects.models import ApiKey, Project
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ("name", "created_at")
+    list_display = ("name", "ingest_spans_per_second", "ingest_spool_share", "created_at")
     filter_horizontal = ("members",)
+    fieldsets = (
+        (None, {"fields": ("name", "members", "created_at")}),
+        ("Ingest limits (blank = the default from the settings)",
+         {"fields": ("ingest_spans_per_second", "ingest_spool_share")}),
+    )
 
 
 @admin.action(description="Revoke selected keys")

@@ -3,6 +3,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -14,6 +15,18 @@ class Project(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="projects", blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Ingest limits of this project (ingest/limits.py); blank = the default from the settings.
+    ingest_spans_per_second = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="ingest spans per second",
+        help_text="Spans per second this project may send, per receiving process, with a burst of "
+                  "INGEST_PROJECT_BURST_SECONDS times this; more is answered 429. 0 = unlimited; "
+                  "blank = INGEST_PROJECT_SPANS_PER_SECOND. Takes effect within 5 seconds.")
+    ingest_spool_share = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.01), MaxValueValidator(1.0)],
+        verbose_name="ingest spool share",
+        help_text="Share of the spool (INGEST_SPOOL_MAX_BYTES) this project's unwritten spans may fill, "
+                  "0.01-1.0; past it, 429 spool_quota. 1.0 = no per-project limit; "
+                  "blank = INGEST_PROJECT_SPOOL_SHARE. Takes effect within 5 seconds.")
 
     def __str__(self):
         return self.name

@@ -31,6 +31,7 @@ class ClickHouseError(Exception):
         self.code = code
 
 
+TIMEOUT_EXCEEDED = 159  # ClickHouse's code for a read stopped by max_execution_time
 # "Code: 252. DB::Exception: ..." is how both the HTTP interface and chDB report a server-side error.
 _CODE = re.compile(r"Code: (\d+)\b")
 
@@ -135,14 +136,21 @@ def _call(fn, *args, **kwargs):
 
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
-    """Rows as dicts (column name -> value)."""
-    result = _call(get_client().query, sql, parameters=parameters, settings=settings)
+    """Rows as dicts (column name -> value). A read: stopped after CLICKHOUSE_QUERY_TIMEOUT_SECONDS (see query_rows)."""
+    result = _call(get_client().query, sql, parameters=parameters, settings=_read_settings(settings))
     names = result.column_names
     return [dict(zip(names, row)) for row in result.result_rows]
 
 
 def query_rows(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[tuple]:
-    return _call(get_client().query, sql, parameters=parameters, settings=settings).result_rows
+    """Rows as tuples. A read past CLICKHOUSE_QUERY_TIMEOUT_SECONDS raises ClickHouseError(code=TIMEOUT_EXCEEDED),
+    so one heavy page cannot hold the store for every other reader; `settings` may set max_execution_time itself."""
+    return _call(get_client().query, sql, parameters=parameters, settings=_read_settings(settings)).result_rows
+
+
+def _read_settings(extra: dict | None) -> dict:
+    # only reads get the timeout: command() (the writer's INSERTs, migrations, materializing) runs to the end
+    return {"max_execution_time": settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS, **(extra or {})}
 
 
 def command(sql: str, parameters: dict | None = None, settings: dict | None = None, data: bytes | None = None,

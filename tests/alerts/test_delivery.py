@@ -1,11 +1,14 @@
-"""Deliveries to a real HTTP server on loopback: signatures, retries, permanent failures, redirects."""
+"""Deliveries to a real HTTP server on loopback: signatures, delivery ids, retries, permanent failures, redirects.
+(Claims and the sweeper: test_outbox.py.)"""
 import hashlib
 import hmac
 import json
 import socket
 import time
+import uuid
 
 from django.test import override_settings
+from django.utils import timezone
 
 from alerts.delivery import deliver, enqueue, send_test
 from alerts.models import Delivery, Webhook
@@ -16,14 +19,17 @@ SUMMARY = {"title": "p95 total above budget", "verdict": "queue_backlog", "numbe
 
 
 def _run(delivery: Delivery, max_wait: float = 1.5) -> Delivery:
-    """deliver() until settled, sleeping the delays it asks for (tests keep them short)."""
+    """deliver() until settled, sleeping until each next try is due (tests keep the delays short)."""
     waited = 0.0
-    while (delay := deliver(delivery.id)) is not None:
+    while True:
+        delivery.refresh_from_db()
+        if delivery.status != "pending":
+            return delivery
+        delay = max((delivery.next_attempt_at - timezone.now()).total_seconds(), 0.0)
         assert waited + delay <= max_wait, f"would wait {delay}s"
         time.sleep(delay)
         waited += delay
-    delivery.refresh_from_db()
-    return delivery
+        deliver(delivery.id)
 
 
 def _new(hook, event="alert.firing", payload=None) -> Delivery:
@@ -41,26 +47,41 @@ def test_json_webhook_is_signed_and_the_signature_verifies(json_hook, receiver):
                         hashlib.sha256).hexdigest()
     assert hmac.compare_digest(h["X-LatencyObs-Signature"], "sha256=" + expected)
     assert abs(int(h["X-LatencyObs-Timestamp"]) - time.time()) < 60
-    assert json.loads(req["body"]) == {"event": "alert.firing", "data": SUMMARY}
+    # the delivery id is in the signed body and in a header
+    assert json.loads(req["body"]) == {"event": "alert.firing", "id": str(d.uuid), "data": SUMMARY}
+    assert h["X-LatencyObs-Delivery"] == str(d.uuid) and uuid.UUID(h["X-LatencyObs-Delivery"]).version == 4
 
 
 def test_slack_webhook_receives_block_kit(slack_hook, receiver):
     assert _run(_new(slack_hook)).status == "sent"
     [req] = receiver.requests
     assert req["path"] == "/slack" and "X-LatencyObs-Signature" not in req["headers"]
+    assert req["headers"]["X-LatencyObs-Delivery"] == str(Delivery.objects.get().uuid)
     msg = json.loads(req["body"])
     assert [b["type"] for b in msg["blocks"]] == ["header", "section", "actions", "context"]
     assert msg["blocks"][2]["elements"][0]["url"] == "https://lo.example.com/d/1"
     assert msg["blocks"][3]["elements"][0]["text"] == "tenant &lt;b&gt;&amp;"
 
 
-def test_503_then_200_is_retried_by_the_celery_task(json_hook, receiver):
+def test_503_then_200_keeps_the_delivery_id_and_body_across_tries(json_hook, receiver):
+    receiver.answer(503)
+    d = _run(_new(json_hook))
+    assert (d.status, d.attempts, d.last_status_code) == ("sent", 2, 200)
+    first, second = receiver.requests
+    assert first["headers"]["X-LatencyObs-Delivery"] == second["headers"]["X-LatencyObs-Delivery"] == str(d.uuid)
+    assert first["body"] == second["body"]
+
+
+@override_settings(WEBHOOK_BACKOFF_BASE_MS=10)
+def test_the_task_makes_one_try_and_leaves_the_retry_to_the_row(json_hook, receiver):
     receiver.answer(503)
     d = _new(json_hook)
-    send_delivery.apply(args=[d.id])  # eager: the retry runs at once
+    result = send_delivery.apply(args=[d.id]).get()  # wiring: JSON argument in, a small summary out
     d.refresh_from_db()
-    assert (d.status, d.attempts, d.last_status_code) == ("sent", 2, 200)
-    assert len(receiver.requests) == 2
+    assert result == {"id": d.id, "status": "pending", "retry_in_s": result["retry_in_s"]}
+    # backoff of the first retry: the 10 ms base, jittered into [5, 10] ms
+    assert 0.005 <= result["retry_in_s"] <= 0.010 and d.next_attempt_at > d.created_at
+    assert (d.attempts, d.last_status_code, d.claimed_until) == (1, 503, None) and len(receiver.requests) == 1
 
 
 def test_429_honours_retry_after(json_hook, receiver):
@@ -69,7 +90,10 @@ def test_429_honours_retry_after(json_hook, receiver):
     assert deliver(d.id) == 1.0
     d.refresh_from_db()
     assert (d.status, d.attempts, d.last_status_code) == ("pending", 1, 429)
-    assert _run(d).status == "sent"
+    # due 1 s after the try, not before: an early call does nothing
+    assert 0.9 <= (d.next_attempt_at - timezone.now()).total_seconds() <= 1.0
+    assert deliver(d.id) is None and len(receiver.requests) == 1
+    assert _run(d).status == "sent" and len(receiver.requests) == 2
 
 
 def test_400_fails_without_retry(json_hook, receiver):

@@ -43,8 +43,9 @@ def test_slack_message_without_optional_parts():
 
 
 def test_json_body_is_stable_and_signature_is_hmac_over_timestamp_and_body():
-    body = json_body("alert.firing", {"b": 1, "a": [1, 2]})
-    assert body == b'{"data":{"a":[1,2],"b":1},"event":"alert.firing"}'
+    body = json_body("alert.firing", {"b": 1, "a": [1, 2]}, "3f0c9d4e-8a8b-4a52-9d0e-2c7b1f6e5a10")
+    assert body == (b'{"data":{"a":[1,2],"b":1},"event":"alert.firing",'
+                    b'"id":"3f0c9d4e-8a8b-4a52-9d0e-2c7b1f6e5a10"}')  # the delivery id is signed with the rest
     expected = hmac.new(b"s3cret", b"1700000000." + body, hashlib.sha256).hexdigest()
     assert signature("s3cret", body, 1700000000) == "sha256=" + expected
     assert json.loads(body)["event"] == "alert.firing"

@@ -49,6 +49,7 @@ def test_full_spool_answers_503_with_retry_after(client, alice, settings, outage
     settings.INGEST_SPOOL_MAX_BYTES = 3000
     settings.INGEST_SEGMENT_SPANS = 1
     settings.INGEST_RETRY_AFTER_SECONDS = 7
+    settings.INGEST_PROJECT_SPOOL_SHARE = 1.0  # one project may fill it all: the whole spool's limit is tested
     statuses = [_post(client, key, f.request(f.attempt(), f.attempt())).status_code for _ in range(6)]
     # each request is ~1 KB on disk, so the spool refuses once about 3 are waiting
     assert statuses[0] == 200 and statuses[-1] == 503

@@ -6,6 +6,7 @@ from google.rpc.status_pb2 import Status
 
 from ingest.otlp_proto import frame, spool_record
 from ingest.pipeline import get_writer
+from ingest import quarantine
 from ingest.spool import QUARANTINE, Spool
 from tests import factories as f
 from tests.helpers import attempts
@@ -42,7 +43,7 @@ def test_a_known_field_with_the_wrong_wire_type_is_dropped_not_passed_on(client,
     assert len(attempts(project.id)) == 2
 
 
-def test_a_segment_clickhouse_refuses_is_quarantined_and_the_others_land(alice, clickhouse, tmp_path, settings):
+def test_an_unreadable_record_is_quarantined_and_the_others_land(alice, clickhouse, tmp_path):
     from ingest.writer import Writer
 
     project, _ = alice
@@ -50,11 +51,11 @@ def test_a_segment_clickhouse_refuses_is_quarantined_and_the_others_land(alice, 
     spool.append(project.id, f.request(f.attempt()).SerializeToString(), 1)
     (tmp_path / "00000000000000000001-1-000001.seg").write_bytes(frame(spool_record(b"\x0a\xff\xff\x03xx", project.id)))
     spool.append(project.id, f.request(f.attempt()).SerializeToString(), 1)
-    writer = Writer(spool, interval_s=60)
-    writer.flush(force=True)  # the batch fails as bad data and is split into one batch per segment
-    writer.flush(force=True)
+    Writer(spool, interval_s=60).flush(force=True)  # refused, bisected: the two good records land
     assert len(attempts(project.id)) == 2
-    assert [p.name for p in (tmp_path / QUARANTINE).iterdir()] == ["00000000000000000001-1-000001.seg"]
+    [entry] = quarantine.entries(tmp_path)
+    assert entry.records == 1 and entry.code == 32 and entry.reason == "clickhouse_32"  # ATTEMPT_TO_READ_AFTER_EOF
+    assert (tmp_path / QUARANTINE / f"{entry.name}.seg").read_bytes() == frame(spool_record(b"\x0a\xff\xff\x03xx", project.id))
     assert not list(tmp_path.glob("*.seg")) and not list(tmp_path.glob("*.batch"))
 
 

@@ -20,6 +20,10 @@ def _start(tmp_path, **env):
     ("INGEST_SPOOL_FSYNC", "maybe"),
     ("CLICKHOUSE_RETENTION_DAYS", "0"),
     ("CELERY_BROKER_URL", "amqp://x"),
+    ("WEB_CONNECTION_LIMIT", "5"),
+    ("LOGIN_MAX_FAILURES_PER_USER", "0"),
+    ("SECURE_SSL", "maybe"),
+    ("CACHE_URL", "memcached://x"),
 ])
 def test_bad_value_names_the_variable(tmp_path, name, value):
     result = _start(tmp_path, **{name: value})

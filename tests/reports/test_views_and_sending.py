@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 from django.core.management import call_command
 from django.test import Client
 
+from alerts.delivery import send_due
 from alerts.models import Delivery
 from alerts.tasks import send_delivery
 from reports import sending, tasks
@@ -62,6 +63,27 @@ def test_announcement_reaches_the_webhook(weeks, json_hook, receiver, django_cap
     assert data["title"] == f"Weekly latency review {WEEK2} (alpha)"
     assert data["url"].endswith(f"/reviews/{WEEK2}/?project=alpha")
     assert data["numbers"]["alpha-svc TTFT p95"] == "696 ms (+124%)"  # 695.5 vs 310
+
+
+def test_an_announcement_made_by_the_cli_is_sent_by_the_sweeper(weeks, json_hook, receiver,
+                                                                 django_capture_on_commit_callbacks):
+    ReviewSchedule.objects.create(project=weeks, webhook=json_hook)
+    # as in a CLI process: the commit hands the immediate try to Celery's in-memory broker (eager off), where
+    # no worker listens; before the outbox, the delivery stayed pending for ever
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        call_command("send_weekly_review", project="alpha", week=WEEK2)
+    assert len(callbacks) == 1
+    delivery = Delivery.objects.get(webhook=json_hook)
+    assert (delivery.status, delivery.attempts, receiver.requests) == ("pending", 0, [])
+
+    # the sweeper of the running `up` (or of the production worker)
+    assert send_due() == {"tried": 1, "sent": 1, "failed": 0, "pending": 0, "given_up": 0}
+    [request] = receiver.requests
+    assert request["headers"]["X-LatencyObs-Delivery"] == str(delivery.uuid)
+    assert json.loads(request["body"])["event"] == "weekly_review"
+    assert send_due()["tried"] == 0 and len(receiver.requests) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("sent", 1)
 
 
 def test_hourly_task_sends_due_schedules_once(weeks):

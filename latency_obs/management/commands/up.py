@@ -10,7 +10,6 @@ import signal
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from waitress import create_server
 
 from ingest.grpc_server import build_server
 from ingest.pipeline import start_writer, stop_writer
@@ -18,6 +17,7 @@ from latency_obs.clickhouse import client
 from latency_obs.clickhouse.migrate import MigrationError, migrate
 from latency_obs.demo import banner, load_demo
 from latency_obs.embedded_celery import EmbeddedCelery
+from latency_obs.web_server import web_server
 from latency_obs.wsgi import application
 
 log = logging.getLogger("latency_obs.up")
@@ -41,7 +41,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         start_writer()
         grpc_server, grpc_bound = build_server(host, grpc_port)
-        web = create_server(application, host=host, port=port, threads=threads, clear_untrusted_proxy_headers=True)
+        web = web_server(application, host, port, threads)  # the limits of README: Security
         celery = EmbeddedCelery()
         grpc_server.start()
         celery.start()

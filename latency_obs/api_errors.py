@@ -1,0 +1,85 @@
+"""JSON errors for machines: every error under /api/ and /v1/ answers JSON, never one of Django's HTML pages.
+
+The views answer their own errors ({"error": reason, "message": ...}, or an OTLP Status on /v1/traces).
+What Django answers by itself is HTML or empty: 404 for an unknown path, 405 from require_POST/require_GET,
+400 for a suspicious request, 500 for an uncaught exception (and the DEBUG pages). handler404/handler500
+answer JSON on these prefixes, and JsonErrorsMiddleware rewrites what is left (405, 400, DEBUG pages) in
+the same shape, with the reason also in the X-Latency-Obs-Reason header as /v1/traces sends it.
+Pages outside the prefixes keep Django's HTML.
+"""
+from django.http import HttpResponse, JsonResponse
+from django.views import defaults
+
+API_PREFIXES = ("/api/", "/v1/")
+REASONS = {
+    400: "bad_request", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+    413: "body_too_large", 500: "internal_error",
+}
+MESSAGES = {
+    400: "the request could not be read",
+    403: "forbidden",
+    404: "no such endpoint",
+    413: "request body too large",
+    500: "internal error; it was logged",
+}
+# bodies a client can parse: our JSON, and the protobuf google.rpc.Status /v1/traces answers in
+MACHINE_TYPES = ("application/json", "application/x-protobuf", "application/protobuf")
+_BODY_HEADERS = {"content-type", "content-length", "content-encoding", "content-disposition", "content-language"}
+
+
+def is_api(request) -> bool:
+    return request.path_info.startswith(API_PREFIXES)
+
+
+def json_error(status: int, message: str | None = None) -> JsonResponse:
+    """{"error": reason, "message": ...} for an HTTP status; the reason is also in X-Latency-Obs-Reason."""
+    reason = REASONS.get(status, f"http_{status}")
+    response = JsonResponse({"error": reason, "message": message or MESSAGES.get(status, reason)}, status=status)
+    response["X-Latency-Obs-Reason"] = reason
+    return response
+
+
+def _machine_readable(response: HttpResponse) -> bool:
+    return response.get("Content-Type", "").split(";")[0].strip().lower() in MACHINE_TYPES
+
+
+def _as_json(request, response: HttpResponse) -> JsonResponse:
+    message = None
+    if response.status_code == 405:
+        message = f"{request.method[:20]} is not allowed here; allowed: {response.get('Allow', 'none')}"
+    replacement = json_error(response.status_code, message)
+    # the other middleware's headers (Allow, Retry-After, HSTS, Vary, ...) stay; only the body changes
+    for header, value in response.items():
+        if header.lower() not in _BODY_HEADERS:
+            replacement.setdefault(header, value)
+    return replacement
+
+
+class JsonErrorsMiddleware:
+    """Turns any error answer on /api/ or /v1/ that is not JSON (or protobuf) into json_error().
+
+    Put it before Django's middleware in MIDDLEWARE so it also sees their answers.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.status_code >= 400 and is_api(request) and not _machine_readable(response):
+            return _as_json(request, response)
+        return response
+
+
+def page_not_found(request, exception=None):
+    """handler404: JSON on the API prefixes, Django's page elsewhere."""
+    if is_api(request):
+        return json_error(404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    """handler500: JSON on the API prefixes, Django's page elsewhere. Django has already logged the exception."""
+    if is_api(request):
+        return json_error(500)
+    return defaults.server_error(request)

@@ -1,0 +1,44 @@
+"""Reads stop after CLICKHOUSE_QUERY_TIMEOUT_SECONDS (ClickHouse max_execution_time); commands run to the end.
+
+A real heavy query against chDB: ClickHouse itself stops it and its code 159 surfaces on ClickHouseError.
+"""
+import time
+
+import pytest
+
+from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
+
+# about 10 s of summing on one thread at the least, far past the 1 s timeout of these tests
+HEAVY = "SELECT sum(number) FROM numbers(10000000000) SETTINGS max_threads = 1"
+
+
+@pytest.fixture
+def one_second(settings, clickhouse_schema):
+    from latency_obs.clickhouse import client
+
+    settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 1
+    return client
+
+
+def test_heavy_read_is_stopped_with_timeout_exceeded(one_second):
+    began = time.monotonic()
+    for read in (one_second.query, one_second.query_rows):
+        with pytest.raises(ClickHouseError) as caught:
+            read(HEAVY)
+        assert (caught.value.code, caught.value.reason) == (TIMEOUT_EXCEEDED, "query_failed")
+        assert "TIMEOUT_EXCEEDED" in str(caught.value)
+    assert time.monotonic() - began < 8  # two reads of ~1 s each, not ~20 s of summing
+
+
+def test_commands_are_not_limited(one_second):
+    # the writer's INSERTs, migrations and materializing go through command(): they run past the read timeout
+    assert one_second.command("SELECT sleep(1.5)") == 0
+    with pytest.raises(ClickHouseError) as caught:
+        one_second.query_rows("SELECT sleep(1.5)")
+    assert caught.value.code == TIMEOUT_EXCEEDED
+
+
+def test_zero_means_no_limit_and_a_caller_may_set_its_own(one_second, settings):
+    assert one_second.query_rows("SELECT sleep(1.5)", settings={"max_execution_time": 0}) == [(0,)]
+    settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 0
+    assert one_second.query_rows("SELECT sleep(1.5)") == [(0,)]
