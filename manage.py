@@ -6,7 +6,7 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "latency_obs.settings")
     from django.core.management import execute_from_command_line
 
-    from latency_obs.clickhouse.client import EmbeddedStoreBusy
+    from store.client import EmbeddedStoreBusy
 
     try:
         execute_from_command_line(sys.argv)

@@ -18,7 +18,7 @@ from analysis.materialize import utc_naive
 from analysis.models import WindowDiagnosis
 from budgets.evaluation import evaluate as evaluate_budget
 from dashboard.filters import iso
-from latency_obs.clickhouse import client
+from store import client
 
 SQL_DIR = Path(__file__).parent / "sql"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"

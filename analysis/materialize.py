@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from latency_obs.clickhouse import client
+from store import client
 
 log = logging.getLogger(__name__)
 SQL_DIR = Path(__file__).parent / "sql"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from analysis.materialize import utc_naive
 from analysis.stats import finite
-from latency_obs.clickhouse import client
+from store import client
 
 SQL_DIR = Path(__file__).parent / "sql"
 BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total")

@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 from celery import shared_task
 
 from analysis import jobs
-from latency_obs.clickhouse.client import ClickHouseError
+from store.client import ClickHouseError
 
 # ClickHouse being briefly unreachable is the one failure worth retrying; anything else is a bug.
 TRANSIENT = {"autoretry_for": (ClickHouseError,), "retry_backoff": True, "max_retries": 3}

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.diagnosis_service import parse_instant, run_diagnosis
 from analysis.errors import AnalysisError
-from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
+from store.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.keys import KeyError_, authorize
 from projects.models import Project
 

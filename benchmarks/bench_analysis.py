@@ -92,8 +92,8 @@ def run(a) -> int:
     from analysis import jobs
     from analysis.diagnosis_service import run_diagnosis
     from analysis.materialize import materialize
-    from latency_obs.clickhouse import client
-    from latency_obs.clickhouse.migrate import migrate
+    from store import client
+    from store.migrate import migrate
     from projects.models import Project
 
     call_command("migrate", verbosity=0)

@@ -50,7 +50,7 @@ def main() -> int:
 def backfill(spans: int) -> None:
     """bench_analysis's generator at `spans` spans (4 attempts : 1 stage), materialized and merged."""
     from analysis.materialize import materialize
-    from latency_obs.clickhouse import client
+    from store import client
 
     attempts = spans * 4 // 5
     params = {"day": DAY.replace(tzinfo=None), "n": attempts, "m": spans - attempts}
@@ -70,7 +70,7 @@ class Attribution:
     """Times every ClickHouse call by .sql file (exact text match) and every ORM query, in this process."""
 
     def __init__(self):
-        from latency_obs.clickhouse import client
+        from store import client
 
         texts = {path.read_text(): path.stem for path in sorted(ROOT.glob("*/sql/*.sql"))}
         self.files = {**{first_line(text): stem for text, stem in texts.items()}, **texts}
@@ -124,7 +124,7 @@ def setup_project():
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from latency_obs.clickhouse.migrate import migrate
+    from store.migrate import migrate
     from projects.models import Project
 
     call_command("migrate", verbosity=0)
@@ -138,7 +138,7 @@ def setup_project():
 def facts(project_id: int) -> dict:
     """Row counts, the data's latest minute, and a run and a tenant of the default service in the last hour."""
     from dashboard import queries
-    from latency_obs.clickhouse import client
+    from store import client
 
     end = queries.latest_request(project_id).replace(second=0, microsecond=0) + timedelta(minutes=1)
     [(earliest,)] = client.query_rows("SELECT min(queued_at) FROM request_buckets WHERE project_id = {p:UInt32}",

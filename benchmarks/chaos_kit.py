@@ -34,7 +34,7 @@ DAY_NS = 86_400 * 10**9
 # seconds; with merges off on this throw-away store, a span stored twice stays a second physical row to count.
 PREPARE = """
 from django.core.management import call_command
-from latency_obs.clickhouse import client
+from store import client
 call_command("migrate", interactive=False, verbosity=0)
 call_command("migrate_clickhouse", verbosity=0)
 client.command("ALTER TABLE spans MODIFY SETTING max_bytes_to_merge_at_max_space_in_pool = 1, "

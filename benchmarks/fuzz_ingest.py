@@ -139,7 +139,7 @@ def run_group(run: Run, name: str, strategy, check, cases: int, seed_value: int 
 
 def set_up() -> dict:
     """Migrated SQLite and chDB in the temporary data dir, and keys of one project for fuzzing.KEY_KINDS."""
-    from latency_obs.clickhouse.migrate import migrate
+    from store.migrate import migrate
     from projects.models import ApiKey, Project
 
     setup_test_environment()

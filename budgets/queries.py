@@ -5,7 +5,7 @@ from pathlib import Path
 from analysis.materialize import utc_naive
 from analysis.stats import finite
 from budgets.stages import PERCENTILES, STAGES, TOTAL
-from latency_obs.clickhouse import client
+from store import client
 
 SQL = Path(__file__).parent / "sql" / "stage_percentiles.sql"
 

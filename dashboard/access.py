@@ -12,7 +12,7 @@ from django.shortcuts import render
 
 from dashboard import filters as filters_
 from dashboard import queries
-from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
+from store.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.models import Project
 
 log = logging.getLogger(__name__)

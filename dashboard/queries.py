@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analysis.materialize import utc_naive
 from analysis.stats import finite
-from latency_obs.clickhouse import client
+from store import client
 
 SQL_DIR = Path(__file__).parent / "sql"
 

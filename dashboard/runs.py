@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from analysis.stats import finite
 from dashboard.queries import params, sql
-from latency_obs.clickhouse import client
+from store import client
 
 HEX = re.compile(r"[0-9a-fA-F]{8,32}")  # a trace id, or a prefix of one worth searching
 SORTS = ("total", "ttft", "recent")

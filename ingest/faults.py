@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from latency_obs.clickhouse import client
+from store import client
 
 FILE = "fault-inserts-fail-until"
 

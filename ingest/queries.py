@@ -2,7 +2,7 @@
 from functools import lru_cache
 from pathlib import Path
 
-from latency_obs.clickhouse import client
+from store import client
 
 SQL_DIR = Path(__file__).parent / "sql"
 

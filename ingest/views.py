@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from ingest import limits, quarantine, queries, responses
 from ingest.errors import IngestError
 from ingest.pipeline import OverLimit, SpoolFull, export
-from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
+from store.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.keys import KeyError_, authorize
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from django.conf import settings
 from ingest import faults, mapping, quarantine, records
 from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
 from ingest.spool import Batch, Segment, Spool
-from latency_obs.clickhouse import client
+from store import client
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 5.0  # retrying costs one failed INSERT; a long wait only delays the drain after an outage

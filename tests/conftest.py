@@ -4,7 +4,7 @@ import pytest
 @pytest.fixture(scope="session")
 def clickhouse_schema(django_db_blocker):
     """Migrate this worker's chDB store once (the real migrations)."""
-    from latency_obs.clickhouse.migrate import migrate
+    from store.migrate import migrate
 
     migrate()
 
@@ -12,7 +12,7 @@ def clickhouse_schema(django_db_blocker):
 @pytest.fixture
 def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
-    from latency_obs.clickhouse import client
+    from store import client
 
     for table in ("spans", "request_buckets"):
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")

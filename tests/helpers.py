@@ -6,7 +6,7 @@ from tests.factories import BASE
 
 def attempts(project_id, start=BASE - timedelta(days=1), end=BASE + timedelta(days=1), where="1", order="start_at"):
     """Rows of the attempts view for a project and window."""
-    from latency_obs.clickhouse import client
+    from store import client
 
     return client.query(
         f"SELECT * FROM attempts(project_id={{p:UInt32}}, start={{s:DateTime64(9, 'UTC')}}, end={{e:DateTime64(9, 'UTC')}}) "
@@ -17,7 +17,7 @@ def attempts(project_id, start=BASE - timedelta(days=1), end=BASE + timedelta(da
 
 def spans(project_id, columns="*", where="1", order="start_at"):
     """Logical rows of the spans table (FINAL: re-sent copies count once) for a project."""
-    from latency_obs.clickhouse import client
+    from store import client
 
     return client.query(
         f"SELECT {columns} FROM spans FINAL WHERE project_id = {{p:UInt32}} AND {where} ORDER BY {order}",

@@ -74,7 +74,7 @@ class UpProcess:
     def query_json(self, sql: str) -> list:
         """Rows of a ClickHouse query on this data dir, run in a separate process (after stop)."""
         code = (
-            "import json; from latency_obs.clickhouse import client; "
+            "import json; from store import client; "
             f"print(json.dumps(client.query_rows({sql!r}), default=str))"
         )
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])

@@ -1,7 +1,7 @@
 """GET /api/v1/diagnosis when the store does not answer: 503 JSON, never a 500 page."""
 import pytest
 
-from latency_obs.clickhouse.client import ClickHouseError
+from store.client import ClickHouseError
 from tests.clickhouse.test_query_timeout import HEAVY
 
 URL = "/api/v1/diagnosis"

@@ -62,7 +62,7 @@ def site(chromium, django_db_setup, django_db_blocker, clickhouse_schema):
     from django.core.management import call_command
     from pytest_django.live_server_helper import LiveServer
 
-    from latency_obs.clickhouse import client
+    from store import client
 
     with django_db_blocker.unblock():
         for table in ("spans", "request_buckets"):

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from dashboard import urls as dashboard_urls
-from latency_obs.clickhouse import client as ch
+from store import client as ch
 from tests.dashboard.conftest import BETA_SECRET, HOSTILE_ROUTE, HOSTILE_TENANT, WINDOW
 
 PAGES = [p.name for p in dashboard_urls.urlpatterns]

@@ -1,10 +1,10 @@
 """Every dashboard page goes through dashboard.access.page: a read the store did not answer is an error box, 503."""
-from latency_obs.clickhouse.client import ClickHouseError
+from store.client import ClickHouseError
 from tests.clickhouse.test_query_timeout import HEAVY
 
 
 def test_page_whose_read_times_out_shows_the_error_box(ann, settings, monkeypatch):
-    from latency_obs.clickhouse import client
+    from store import client
 
     settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 1
     # the services read that every page makes first, swapped for a real heavy one

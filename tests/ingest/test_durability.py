@@ -3,7 +3,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ingest.pipeline import get_writer, stop_writer
-from latency_obs.clickhouse.client import ClickHouseError
+from store.client import ClickHouseError
 from tests import factories as f
 from tests.helpers import attempts
 

@@ -9,7 +9,7 @@ from ingest.otlp_proto import frame, spool_record
 from ingest.pipeline import get_writer
 from ingest.spool import QUARANTINE, Spool
 from ingest.writer import Writer
-from latency_obs.clickhouse import client
+from store import client
 from tests import factories as f
 from tests.helpers import spans
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ingest.grpc_server import build_server
 from ingest.pipeline import start_writer, stop_writer
-from latency_obs.clickhouse.client import ClickHouseError
+from store.client import ClickHouseError
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from latency_obs.clickhouse.client import ClickHouseError
-from latency_obs.clickhouse.migrate import SCHEMA_FILE, MigrationError, dump_schema, migrate, pending
+from store.client import ClickHouseError
+from store.migrate import SCHEMA_FILE, MigrationError, dump_schema, migrate, pending
 
 
 class Command(BaseCommand):

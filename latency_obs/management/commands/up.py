@@ -13,8 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ingest.grpc_server import build_server
 from ingest.pipeline import start_writer, stop_writer
-from latency_obs.clickhouse import client
-from latency_obs.clickhouse.migrate import MigrationError, migrate
+from store import client
+from store.migrate import MigrationError, migrate
 from latency_obs.demo import banner, load_demo
 from latency_obs.embedded_celery import EmbeddedCelery
 from latency_obs.web_server import web_server

@@ -5,7 +5,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from latency_obs.clickhouse.migrate import MIGRATIONS_DIR, MigrationError, apply_retention, load_migrations, migrate, pending
+from store.migrate import MIGRATIONS_DIR, MigrationError, apply_retention, load_migrations, migrate, pending
 
 
 def _write(directory, *names):

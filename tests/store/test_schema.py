@@ -1,5 +1,5 @@
 """schema.sql is what the migrations build: regenerate it with `migrate_clickhouse --dump-schema`."""
-from latency_obs.clickhouse.migrate import SCHEMA_FILE, dump_schema
+from store.migrate import SCHEMA_FILE, dump_schema
 
 
 def test_schema_sql_matches_a_freshly_migrated_store(clickhouse):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from latency_obs.clickhouse.client import TIMEOUT_EXCEEDED, ClickHouseError
+from store.client import TIMEOUT_EXCEEDED, ClickHouseError
 
 # about 10 s of summing on one thread at the least, far past the 1 s timeout of these tests
 HEAVY = "SELECT sum(number) FROM numbers(10000000000) SETTINGS max_threads = 1"
@@ -14,7 +14,7 @@ HEAVY = "SELECT sum(number) FROM numbers(10000000000) SETTINGS max_threads = 1"
 
 @pytest.fixture
 def one_second(settings, clickhouse_schema):
-    from latency_obs.clickhouse import client
+    from store import client
 
     settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 1
     return client

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from latency_obs.clickhouse import client
+from store import client
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SCHEMA_FILE = Path(__file__).parent / "schema.sql"
