@@ -13,11 +13,9 @@ from django.db import transaction
 from alerts.delivery import enqueue
 from alerts.models import AlertRule, AlertState
 from analysis import evidence, queries, stats
-from analysis.jobs import recent_window
-from analysis.materialize import utc_naive
+from analysis.windows import iso, recent_window, utc_naive
 from analysis.models import WindowDiagnosis
 from budgets.evaluation import evaluate as evaluate_budget
-from dashboard.filters import iso
 from store import client
 
 SQL_DIR = Path(__file__).parent / "sql"

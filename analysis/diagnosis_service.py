@@ -1,37 +1,13 @@
 """One entry point for the API and the diagnose command: window checks, evidence, diagnosis."""
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 
-from django.conf import settings
 
 from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
 from analysis.evidence import collect
 from analysis.models import ServiceCost
 from analysis.thresholds import configured
-
-DEFAULT_MAX_WINDOW_DAYS = 31
-
-
-def parse_instant(value: str | None, name: str) -> datetime:
-    """An ISO 8601 instant (Z or an offset; naive means UTC) as an aware UTC datetime, or AnalysisError."""
-    if not value:
-        raise AnalysisError("missing_parameter", f"'{name}' is required (an ISO 8601 instant)")
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.astimezone(timezone.utc)
-    except (ValueError, OverflowError):
-        raise AnalysisError("bad_date", f"'{name}' is not an ISO 8601 instant: {value!r}") from None
-
-
-def check_window(start: datetime, end: datetime) -> None:
-    """Refuse an empty or reversed window and one longer than ANALYSIS_MAX_WINDOW_DAYS (default 31)."""
-    if end <= start:
-        raise AnalysisError("bad_date", "'end' must be after 'start'")
-    days = getattr(settings, "ANALYSIS_MAX_WINDOW_DAYS", DEFAULT_MAX_WINDOW_DAYS)
-    if end - start > timedelta(days=days):
-        raise AnalysisError("window_too_large", f"the window may span at most {days} days")
+from analysis.windows import check_window
 
 
 def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",

@@ -14,7 +14,6 @@ from analysis.materialize import materialize_dirty
 from analysis.models import JobWatermark, WindowDiagnosis
 from analysis.queries import active_services
 
-RECENT = timedelta(minutes=15)
 # spans are fsynced before they are stored: look a little behind the watermark for late inserts
 WATERMARK_OVERLAP = timedelta(minutes=2)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -52,12 +51,3 @@ def diagnose_active(start: datetime, end: datetime) -> dict:
     return verdicts
 
 
-def recent_window(now: datetime) -> tuple[datetime, datetime]:
-    """The last RECENT, aligned to whole minutes so reruns within a minute replace each other."""
-    end = now.replace(second=0, microsecond=0)
-    return end - RECENT, end
-
-
-def last_full_hour(now: datetime) -> tuple[datetime, datetime]:
-    end = now.replace(minute=0, second=0, microsecond=0)
-    return end - timedelta(hours=1), end

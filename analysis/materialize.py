@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
 
+from analysis.windows import utc_naive
 from store import client
 
 log = logging.getLogger(__name__)
@@ -19,13 +20,6 @@ HOUR = timedelta(hours=1)
 @lru_cache(maxsize=None)
 def _sql(name: str) -> str:
     return (SQL_DIR / f"{name}.sql").read_text()
-
-
-def utc_naive(moment: datetime) -> datetime:
-    """`moment` as a naive UTC datetime (what DateTime64(9, 'UTC') parameters take); naive means UTC."""
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
 def materialize(project_id: int, start: datetime, end: datetime) -> int:

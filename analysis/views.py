@@ -6,7 +6,8 @@ from django.conf import settings
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
-from analysis.diagnosis_service import parse_instant, run_diagnosis
+from analysis.diagnosis_service import run_diagnosis
+from analysis.windows import parse_instant
 from analysis.errors import AnalysisError
 from store.client import TIMEOUT_EXCEEDED, ClickHouseError
 from projects.keys import KeyError_, authorize

@@ -89,7 +89,7 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis import jobs
+    from analysis import jobs, windows
     from analysis.diagnosis_service import run_diagnosis
     from analysis.materialize import materialize
     from store import client
@@ -113,7 +113,7 @@ def run(a) -> int:
     end = DAY + timedelta(hours=18)
     t = time.perf_counter()
     materialize(1, end - timedelta(hours=1), end)
-    jobs.diagnose_active(end - jobs.RECENT, end)
+    jobs.diagnose_active(end - windows.RECENT, end)
     minute = time.perf_counter() - t
     print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target < 60 s) "
           f"{'ok' if minute < 60 else 'MISSED'}")

@@ -164,9 +164,9 @@ def facts(project_id: int) -> dict:
 
 
 def store_diagnoses(project_id: int, service: str, end) -> None:
-    from analysis import jobs
+    from analysis import jobs, windows
 
-    for label, length in (("recent 15 min", jobs.RECENT), ("last hour", timedelta(hours=1))):
+    for label, length in (("recent 15 min", windows.RECENT), ("last hour", timedelta(hours=1))):
         row, _ = timed(f"diagnose_window {service}, {label}", jobs.diagnose_window, project_id, service,
                        end - length, end)
         print(f"    -> {row.verdict}")
@@ -177,7 +177,7 @@ def cases(f: dict) -> list[tuple]:
     from django.urls import reverse
 
     from dashboard import urls
-    from dashboard.filters import iso
+    from analysis.windows import iso
 
     windows = [("1h", timedelta(hours=1)), ("24h", timedelta(hours=24))]
     if f["span"] > timedelta(hours=24):

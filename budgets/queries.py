@@ -2,7 +2,7 @@
 from functools import lru_cache
 from pathlib import Path
 
-from analysis.materialize import utc_naive
+from analysis.windows import utc_naive
 from analysis.stats import finite
 from budgets.stages import PERCENTILES, STAGES, TOTAL
 from store import client

@@ -1,7 +1,7 @@
 """Celery wrapper of budgets/evaluation.py (schedule: latency_obs/celery.py)."""
 from celery import shared_task
 
-from analysis.jobs import recent_window
+from analysis.windows import recent_window
 from analysis.tasks import TRANSIENT, _now
 from budgets.evaluation import evaluate_active
 

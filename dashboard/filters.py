@@ -4,7 +4,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from urllib.parse import urlencode
 
-from analysis.diagnosis_service import check_window, parse_instant
+from analysis.windows import check_window, iso, parse_instant
 from analysis.errors import AnalysisError
 
 RANGES = {"15m": timedelta(minutes=15), "1h": timedelta(hours=1), "6h": timedelta(hours=6),
@@ -37,10 +37,6 @@ class Filters:
     @property
     def window_label(self) -> str:
         return f"{self.start:%Y-%m-%d %H:%M} – {self.end:%Y-%m-%d %H:%M} UTC"
-
-
-def iso(t: datetime) -> str:
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def now_minute() -> datetime:

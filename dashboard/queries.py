@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from analysis.materialize import utc_naive
+from analysis.windows import utc_naive
 from analysis.stats import finite
 from store import client
 

@@ -2,7 +2,7 @@
 import pytest
 
 from store.client import ClickHouseError
-from tests.clickhouse.test_query_timeout import HEAVY
+from tests.store.test_query_timeout import HEAVY
 
 URL = "/api/v1/diagnosis"
 WINDOW = {"service": "chat", "start": "2026-01-05T10:00:00Z", "end": "2026-01-05T10:20:00Z"}

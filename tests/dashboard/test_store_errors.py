@@ -1,6 +1,6 @@
 """Every dashboard page goes through dashboard.access.page: a read the store did not answer is an error box, 503."""
 from store.client import ClickHouseError
-from tests.clickhouse.test_query_timeout import HEAVY
+from tests.store.test_query_timeout import HEAVY
 
 
 def test_page_whose_read_times_out_shows_the_error_box(ann, settings, monkeypatch):
