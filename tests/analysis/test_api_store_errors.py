@@ -1,5 +1,4 @@
 """GET /api/v1/diagnosis when the store does not answer: 503 JSON, never a 500 page."""
-import pytest
 
 from store.client import ClickHouseError
 from tests.store.test_query_timeout import HEAVY
