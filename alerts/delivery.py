@@ -6,6 +6,10 @@ pending delivery whose next_attempt_at is due. Both claim the row first, so a tr
 however many workers and processes run; a delivery created where no worker listens (a CLI process on the
 in-memory broker) or due for a retry across a restart is sent by the next sweep. Retries are not Celery
 countdowns: a failed try moves next_attempt_at by the backoff or Retry-After delay and the sweeper sends it.
+
+The two tasks live here, beside enqueue(), so this module imports nothing of the alert rules; alerts/tasks.py
+re-exports them for autodiscovery. TRICKY: they keep the names "alerts.tasks.*" they were registered under
+when they lived there: the beat schedule and the messages already queued in Redis name them so.
 """
 import email.utils
 import json
@@ -15,6 +19,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 import urllib3
+from celery import shared_task
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import F, Q
@@ -32,6 +37,8 @@ USER_AGENT = "latency_obs-webhooks/1"
 LEASE_MARGIN_S = 60
 SWEEP_LIMIT = 50     # deliveries per sweep; the rest wait for the next one
 SWEEP_SECONDS = 30   # and no new try after this long, so one slow receiver cannot hold the worker
+# a task's try stops before its claim runs out, so no second sender starts while this one still posts
+TRY_LIMIT_S = settings.WEBHOOK_TIMEOUT_SECONDS + LEASE_MARGIN_S // 2
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
@@ -178,11 +185,24 @@ def send_due(limit: int = SWEEP_LIMIT) -> dict:
             "pending": outcome[Delivery.PENDING], "given_up": given_up}
 
 
+@shared_task(name="alerts.tasks.send_delivery", acks_late=True, soft_time_limit=TRY_LIMIT_S)
+def send_delivery(delivery_id: int) -> dict:
+    """The first try, queued when the delivery's transaction commits. No Celery retries: a failed try sets the
+    row's next_attempt_at and the sweeper sends it then; a no-op when the sweeper claimed it first."""
+    retry_in_s = deliver(delivery_id)
+    status = Delivery.objects.values_list("status", flat=True).get(id=delivery_id)
+    return {"id": delivery_id, "status": status, "retry_in_s": retry_in_s}
+
+
+@shared_task(name="alerts.tasks.send_due_deliveries", acks_late=True, soft_time_limit=SWEEP_SECONDS + TRY_LIMIT_S)
+def send_due_deliveries() -> dict:
+    """Every 15 s (beat: latency_obs/celery.py): the outbox's due deliveries, whichever process created them."""
+    return send_due()
+
+
 def enqueue(webhook: Webhook, event: str, payload: dict) -> Delivery:
     """Store the delivery (due now) and queue its immediate try for when the caller's transaction commits.
     Where no worker takes that message, the sweeper sends the row."""
-    from alerts.tasks import send_delivery  # the task module imports this one
-
     delivery = Delivery.objects.create(webhook=webhook, event=event, payload=payload)
     send_delivery.delay_on_commit(delivery.id)
     return delivery

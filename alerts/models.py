@@ -7,6 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 from alerts.validation import validate_webhook_url
+from analysis import buckets
 from projects.models import Project
 
 
@@ -69,7 +70,7 @@ class Delivery(models.Model):
 
 
 class AlertRule(models.Model):
-    """A condition on one service's recent window, evaluated per group (alerts/rules.py)."""
+    """A condition on one service's recent window, evaluated per group: each kind is a class in alerts/kinds.py."""
 
     BUDGET_VIOLATION, PERCENTILE, GAP_FRACTION = "budget_violation", "percentile", "gap_fraction"
     RETRY_RATE, TENANT_TAIL, VERDICT = "retry_rate", "tenant_tail", "verdict"
@@ -77,7 +78,6 @@ class AlertRule(models.Model):
              (GAP_FRACTION, "gap_fraction above x"), (RETRY_RATE, "Retry rate (extra attempts per run) above x"),
              (TENANT_TAIL, "A tenant's p95 (TTFT or total) above x ms"),
              (VERDICT, "Diagnosis verdict other than healthy")]
-    BUCKETS = ["t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total"]
     GROUPS = [("service", "service"), ("route", "route"), ("tenant", "tenant")]
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="alert_rules")
@@ -89,7 +89,7 @@ class AlertRule(models.Model):
     budget = models.ForeignKey("budgets.Budget", on_delete=models.CASCADE, null=True, blank=True,
                                related_name="alert_rules",
                                help_text="budget_violation: blank = any budget of the service")
-    bucket = models.CharField(max_length=20, choices=[(b, b) for b in BUCKETS], default="total",
+    bucket = models.CharField(max_length=20, choices=[(b, b) for b in buckets.ALL], default="total",
                               help_text="percentile: any bucket; tenant_tail: ttft or total")
     percentile = models.PositiveSmallIntegerField(choices=[(p, f"p{p}") for p in (50, 90, 95, 99)], default=95)
     threshold = models.FloatField(default=0, help_text="ms (percentile, tenant_tail), a fraction (gap_fraction) "

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 MAX_URL_LENGTH = 2000
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
 
 
 def _address(raw: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
@@ -14,6 +15,37 @@ def _address(raw: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         return ip.ipv4_mapped  # ::ffff:10.0.0.1 reaches 10.0.0.1
     return ip
+
+
+def _embedded(ip) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries and leads to: 6to4 (2002::/16), the Teredo client
+    (2001::/32) or NAT64 (64:ff9b::/96, 64:ff9b:1::/48); None for other addresses.
+
+    TRICKY: a relay or translator forwards such an address to the IPv4 inside it, so 2002:7f00:1::1 may
+    reach 127.0.0.1 even though the IPv6 address itself looks global.
+    """
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]  # (server, client): the client is the last 32 bits XOR 0xffffffff
+    if any(ip in network for network in _NAT64):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _problem(ip) -> str | None:
+    """Why an address is not a public unicast one ("a private address"), or None."""
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return "not a unicast internet address"
+    if ip.is_private or not ip.is_global:
+        return "a private address"
+    return None
 
 
 def _resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -55,16 +87,13 @@ def checked_target(url: str) -> tuple[str, str]:
     addresses = _resolve(host, port or (443 if scheme == "https" else 80))
     # every address counts: a host may resolve to one public and one private address
     for ip in addresses:
-        if ip.is_loopback:
-            if not allow_loopback:
-                raise ValidationError(f"The webhook host {host!r} is a loopback address ({ip}).")
+        inner = _embedded(ip)
+        if inner is not None and (problem := _problem(inner)):  # never allowed, WEBHOOK_ALLOW_LOOPBACK or not
+            raise ValidationError(f"The webhook host {host!r} is {problem} ({inner}, embedded in {ip}).")
+        if ip.is_loopback and allow_loopback:
             continue
         if scheme == "http":
             raise ValidationError("http:// is accepted only for loopback receivers; use https://.")
-        if ip.is_link_local:
-            raise ValidationError(f"The webhook host {host!r} is a link-local address ({ip}).")
-        if ip.is_multicast or ip.is_reserved or ip.is_unspecified:
-            raise ValidationError(f"The webhook host {host!r} is not a unicast internet address ({ip}).")
-        if ip.is_private or not ip.is_global:
-            raise ValidationError(f"The webhook host {host!r} is a private address ({ip}).")
+        if problem := _problem(ip):
+            raise ValidationError(f"The webhook host {host!r} is {problem} ({ip}).")
     return url, str(addresses[0])

@@ -1,13 +1,16 @@
 """The diagnostic flowchart (seed 000, extended with seed 002's signatures) evaluated on collected evidence.
 
-Pure: evidence dict in (see analysis.evidence.collect), verdict, findings, path and fixes out. The flowchart
+Pure: an Evidence in (see analysis.evidence.collect), verdict, findings, path and fixes out. The flowchart
 is data, FLOWCHART below: each node asks one question of one measured value against one threshold and names
-the node (or verdict) its yes and no answers lead to. A value that is missing answers "unknown" and follows the
-"no" branch, so missing telemetry never produces a verdict on its own.
+the node (or verdict) its yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt
+name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
+branch, so missing telemetry never produces a verdict on its own.
 """
 from dataclasses import dataclass
 from typing import Callable
 
+from analysis.evidence import arrival_shares
+from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail
 from analysis.recommendations import recommend
 from analysis.thresholds import DEFAULT, Thresholds
 
@@ -15,33 +18,21 @@ VERDICTS = (
     "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
     "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "healthy",
 )
+Value = Callable[[Evidence, Thresholds], float | None]
 
 
-def pick(evidence: dict, dotted: str):
-    """evidence["a"]["b"]... or None when any level is missing or not a dict."""
-    value = evidence
-    for part in dotted.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
+def metric(read: Callable[[Evidence], float | None]) -> Value:
+    """A node's value that needs no threshold: `read` takes the evidence."""
+    return lambda evidence, thresholds: read(evidence)
 
 
-def metric(dotted: str) -> Callable[[dict, Thresholds], float | None]:
-    return lambda evidence, thresholds: pick(evidence, dotted)
-
-
-def prefill_ratio(evidence: dict, thresholds: Thresholds) -> float | None:
+def prefill_ratio(segments: dict[str, Segment], thresholds: Thresholds) -> float | None:
     """TTFT p50 of the longest prompt segment over the shortest, among segments with enough requests.
 
     Segments come in ascending prompt length (their edges are ANALYSIS_SEGMENT_EDGES); "unknown" is skipped.
     """
-    segments = evidence.get("segments") or {}
-    usable = [
-        seg["ttft_p50"] for name, seg in segments.items()
-        if name != "unknown" and isinstance(seg, dict) and (seg.get("count") or 0) >= thresholds.prefill_min_count
-        and seg.get("ttft_p50") is not None
-    ]
+    usable = [seg.ttft_p50 for name, seg in segments.items()
+              if name != "unknown" and (seg.count or 0) >= thresholds.prefill_min_count and seg.ttft_p50 is not None]
     if len(usable) < 2 or usable[0] <= 0:
         return None
     return usable[-1] / usable[0]
@@ -51,50 +42,52 @@ def prefill_ratio(evidence: dict, thresholds: Thresholds) -> float | None:
 class Node:
     name: str
     question: str
-    value: Callable[[dict, Thresholds], float | None]
+    value: Value
     threshold: str  # a Thresholds field; the answer is yes when value >= threshold
     yes: str  # a node name or a verdict code
     no: str
 
 
 FLOWCHART = [
-    Node("queue_p95", "Is queue wait high (t_queue p95, ms)?", metric("buckets.t_queue.p95"),
+    Node("queue_p95", "Is queue wait high (t_queue p95, ms)?", metric(lambda e: e.buckets.t_queue.p95),
          "queue_p95_ms", yes="idle_slots", no="queue_share"),
     Node("queue_share", "Does queue wait dominate request time (t_queue share at p95)?",
-         metric("dominance.t_queue.p95_share"), "queue_share", yes="idle_slots", no="prep_share"),
+         metric(lambda e: e.dominance.t_queue.p95_share), "queue_share", yes="idle_slots", no="prep_share"),
     Node("idle_slots", "Under backlog, do slots sit idle (gap_fraction: queue > 0 while in_flight < cap)?",
-         metric("gap_fraction.service"), "gap_fraction", yes="admission_gap", no="retry_rate_backlog"),
-    Node("retry_rate_backlog", "Are retries adding load (extra attempts per run)?", metric("retries.rate"),
-         "retry_rate", yes="retry_queue_spearman", no="queue_backlog"),
+         metric(lambda e: e.gap_fraction.service), "gap_fraction", yes="admission_gap", no="retry_rate_backlog"),
+    Node("retry_rate_backlog", "Are retries adding load (extra attempts per run)?",
+         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_queue_spearman", no="queue_backlog"),
     Node("retry_queue_spearman", "Do retries rise with queue depth (Spearman)?",
-         metric("retries.spearman_retries_queue_depth"), "retry_queue_spearman",
+         metric(lambda e: e.retries.spearman_retries_queue_depth), "retry_queue_spearman",
          yes="retry_amplification", no="queue_backlog"),
     Node("prep_share", "Is preprocessing / tokenization slow (tokenize + prompt_build + policy share of t_first_token)?",
-         metric("stages.prep_share_of_first_token"), "prep_share", yes="preprocessing", no="post_share"),
+         metric(lambda e: e.stages.prep_share_of_first_token), "prep_share", yes="preprocessing", no="post_share"),
     # Seed 002's dominance triage: post-processing that takes a large share of every request is a
     # throughput limiter of its own, whatever TTFT does, so it is asked before the TTFT branch.
     Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
-         metric("dominance.t_post.p50_share"), "post_share", yes="post_processing", no="ttft_p95"),
-    Node("ttft_p95", "Is TTFT high (p95, ms)?", metric("buckets.ttft.p95"), "ttft_p95_ms",
+         metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="ttft_p95"),
+    Node("ttft_p95", "Is TTFT high (p95, ms)?", metric(lambda e: e.buckets.ttft.p95), "ttft_p95_ms",
          yes="ttft_decode", no="decode_speed"),
     Node("ttft_decode", "Is decode slow as well (ms per output token, p50)?",
-         metric("decode.ms_per_output_token_p50"), "decode_ms_per_token", yes="decode_throughput",
+         metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
          no="new_connections"),
     Node("new_connections", "Are connections churning (new connections per success)?",
-         metric("churn.new_connections_per_success"), "new_connections_per_success",
+         metric(lambda e: e.churn.new_connections_per_success), "new_connections_per_success",
          yes="churn_spearman", no="network_share"),
-    Node("churn_spearman", "Does TTFT p95 rise with churn per window (Spearman)?", metric("churn.spearman_ttft_p95"),
-         "churn_spearman", yes="connection_churn", no="network_share"),
+    Node("churn_spearman", "Does TTFT p95 rise with churn per window (Spearman)?",
+         metric(lambda e: e.churn.spearman_ttft_p95), "churn_spearman", yes="connection_churn", no="network_share"),
     Node("network_share", "Is the network a large share of first-token time?",
-         metric("stages.network_share_of_first_token"), "network_share", yes="network_overhead", no="prefill_ratio"),
+         metric(lambda e: e.stages.network_share_of_first_token), "network_share", yes="network_overhead",
+         no="prefill_ratio"),
     # TRICKY: both answers lead to prefill_pressure: with decode normal and no churn or network cause, seed 000's
     # leaf for high TTFT is "check KV cache, GPU memory, cold starts". The node records how strong the signal is.
     Node("prefill_ratio", "Does TTFT grow with prompt length (TTFT p50, longest vs shortest prompts)?",
-         prefill_ratio, "prefill_ratio", yes="prefill_pressure", no="prefill_pressure"),
-    Node("decode_speed", "Is decode slow (ms per output token, p50)?", metric("decode.ms_per_output_token_p50"),
-         "decode_ms_per_token", yes="decode_throughput", no="retry_rate"),
-    Node("retry_rate", "Are retries high without a backlog (extra attempts per run)?", metric("retries.rate"),
-         "retry_rate", yes="retry_amplification", no="healthy"),
+         lambda e, t: prefill_ratio(e.segments, t), "prefill_ratio", yes="prefill_pressure", no="prefill_pressure"),
+    Node("decode_speed", "Is decode slow (ms per output token, p50)?",
+         metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
+         no="retry_rate"),
+    Node("retry_rate", "Are retries high without a backlog (extra attempts per run)?",
+         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_amplification", no="healthy"),
 ]
 NODES = {node.name: node for node in FLOWCHART}
 
@@ -120,7 +113,7 @@ def _number(value) -> float | None:
     return round(float(value), 4)
 
 
-def evaluate(node: Node, evidence: dict, thresholds: Thresholds) -> dict:
+def evaluate(node: Node, evidence: Evidence, thresholds: Thresholds) -> dict:
     """One path step: {"node", "question", "value", "threshold", "answer"} with answer yes, no or unknown."""
     value = _number(node.value(evidence, thresholds))
     threshold = getattr(thresholds, node.threshold)
@@ -128,7 +121,7 @@ def evaluate(node: Node, evidence: dict, thresholds: Thresholds) -> dict:
     return {"node": node.name, "question": node.question, "value": value, "threshold": threshold, "answer": answer}
 
 
-def walk(evidence: dict, thresholds: Thresholds) -> tuple[str, list[dict]]:
+def walk(evidence: Evidence, thresholds: Thresholds) -> tuple[str, list[dict]]:
     """Follow the flowchart from its first node to a verdict; returns (verdict, path)."""
     path, current = [], FLOWCHART[0].name
     while current not in VERDICTS:
@@ -149,52 +142,54 @@ def cause_findings(verdict: str, steps: dict[str, dict]) -> list[dict]:
         if group is None:
             continue
         checks = [{k: steps[n][k] for k in ("node", "value", "threshold")} for n in group]
-        detail = "; ".join(f"{steps[n]['question']} {steps[n]['value']:.4g} >= {steps[n]['threshold']:g}" for n in group)
+        detail = "; ".join(f"{steps[n]['question']} {steps[n]['value']:.4g} >= {steps[n]['threshold']:g}"
+                           for n in group)
         findings.append({"kind": "cause", "code": code, "message": f"{code} also present: {detail}", "checks": checks})
     return findings
 
 
-def tenant_findings(evidence: dict, thresholds: Thresholds) -> list[dict]:
-    """Tenant outliers, then noisy neighbours."""
-    return tenant_outliers(evidence, thresholds) + noisy_neighbours(evidence, thresholds)
+def tenant_findings(service: Buckets, tails: list[TenantTail], noisy: list[NoisyNeighbour],
+                    thresholds: Thresholds) -> list[dict]:
+    """Tenant outliers (against the service's `service` buckets), then noisy neighbours; the Tenants page
+    calls this with the same shaped rows, so the page and the verdict agree."""
+    return tenant_outliers(service, tails, thresholds) + noisy_neighbours(tails, noisy, thresholds)
 
 
-def tenant_outliers(evidence: dict, thresholds: Thresholds) -> list[dict]:
+def tenant_outliers(service: Buckets, tails: list[TenantTail], thresholds: Thresholds) -> list[dict]:
     """Tenants with enough requests whose TTFT or total p95 is tenant_outlier_ratio times the service's."""
     findings = []
-    for row in evidence.get("tenants") or []:
-        if (row.get("count") or 0) < thresholds.tenant_min_count:
+    for row in tails:
+        if (row.count or 0) < thresholds.tenant_min_count:
             continue
         for bucket in ("ttft", "total"):
-            mine, service = _number(row.get(f"{bucket}_p95")), _number(pick(evidence, f"buckets.{bucket}.p95"))
-            if mine is None or not service or mine < thresholds.tenant_outlier_ratio * service:
+            mine, theirs = _number(getattr(row, f"{bucket}_p95")), _number(getattr(service, bucket).p95)
+            if mine is None or not theirs or mine < thresholds.tenant_outlier_ratio * theirs:
                 continue
             findings.append({
-                "kind": "tenant", "code": "tenant_outlier", "tenant": row.get("tenant"),
-                "message": f"tenant {row.get('tenant')}: {bucket} p95 {mine:.0f} ms is {mine / service:.1f}x the "
-                           f"service's {service:.0f} ms",
-                "value": round(mine / service, 2), "threshold": thresholds.tenant_outlier_ratio,
+                "kind": "tenant", "code": "tenant_outlier", "tenant": row.tenant,
+                "message": f"tenant {row.tenant}: {bucket} p95 {mine:.0f} ms is {mine / theirs:.1f}x the "
+                           f"service's {theirs:.0f} ms",
+                "value": round(mine / theirs, 2), "threshold": thresholds.tenant_outlier_ratio,
             })
             break  # one finding per tenant: TTFT first, since it is what users feel
     return findings
 
 
-def noisy_neighbours(evidence: dict, thresholds: Thresholds) -> list[dict]:
+def noisy_neighbours(tails: list[TenantTail], noisy: list[NoisyNeighbour], thresholds: Thresholds) -> list[dict]:
     """Tenants holding at least noisy_in_flight_share of busy slots during backlog, beyond their share of arrivals."""
-    arrivals = {row.get("tenant"): row.get("count") or 0 for row in evidence.get("tenants") or []}
-    total = sum(arrivals.values())
+    arrivals = arrival_shares(tails)
     findings = []
-    for row in evidence.get("noisy_neighbours") or []:
-        share = _number(row.get("in_flight_share_during_backlog"))
-        arrival_share = arrivals.get(row.get("tenant"), 0) / total if total else None
+    for row in noisy:
+        share = _number(row.in_flight_share_during_backlog)
+        arrival_share = arrivals.get(row.tenant, 0.0) if arrivals else None
         if share is None or share < thresholds.noisy_in_flight_share:
             continue
         if arrival_share is not None and arrival_share >= share:
             continue  # holding slots in proportion to its own traffic is not noisy
-        others = _number(row.get("others_t_queue_p95"))
+        others = _number(row.others_t_queue_p95)
         findings.append({
-            "kind": "tenant", "code": "noisy_neighbour", "tenant": row.get("tenant"),
-            "message": f"tenant {row.get('tenant')} held {share:.0%} of busy slots during backlog"
+            "kind": "tenant", "code": "noisy_neighbour", "tenant": row.tenant,
+            "message": f"tenant {row.tenant} held {share:.0%} of busy slots during backlog"
                        + (f" with {arrival_share:.0%} of arrivals" if arrival_share is not None else "")
                        + (f"; other tenants' t_queue p95 {others:.0f} ms" if others is not None else ""),
             "value": share, "threshold": thresholds.noisy_in_flight_share,
@@ -202,27 +197,26 @@ def noisy_neighbours(evidence: dict, thresholds: Thresholds) -> list[dict]:
     return findings
 
 
-def reliability_findings(evidence: dict, thresholds: Thresholds) -> list[dict]:
+def reliability_findings(success_rate: float | None, thresholds: Thresholds) -> list[dict]:
     """A low_success_rate finding when success_rate is known and below min_success_rate."""
-    rate = _number(evidence.get("success_rate"))
+    rate = _number(success_rate)
     if rate is None or rate >= thresholds.min_success_rate:
         return []
     return [{"kind": "reliability", "code": "low_success_rate", "value": rate, "threshold": thresholds.min_success_rate,
              "message": f"only {rate:.1%} of runs succeeded: throughput that increases failures is a regression"}]
 
 
-def diagnose(evidence: dict, thresholds: Thresholds = DEFAULT) -> dict:
+def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     """Verdict, findings, path and recommendations for one service window.
 
     verdict: one of VERDICTS. path: the flowchart steps taken, in order. findings: other causes present
     (every node is evaluated, not only those on the path), tenant outliers, noisy neighbours and a low success
     rate. recommendations: the seed fixes for the verdict (none for healthy), plus tenant isolation when a
-    tenant stands out. An empty or all-None evidence dict gives "healthy" with "unknown" answers.
+    tenant stands out. Evidence whose measures are all unknown (None) gives "healthy" with "unknown" answers.
     """
-    evidence = evidence or {}
     verdict, path = walk(evidence, thresholds)
     steps = {node.name: evaluate(node, evidence, thresholds) for node in FLOWCHART}
-    tenants = tenant_findings(evidence, thresholds)
-    findings = cause_findings(verdict, steps) + tenants + reliability_findings(evidence, thresholds)
+    tenants = tenant_findings(evidence.buckets, evidence.tenants, evidence.noisy_neighbours, thresholds)
+    findings = cause_findings(verdict, steps) + tenants + reliability_findings(evidence.success_rate, thresholds)
     return {"verdict": verdict, "findings": findings, "path": path,
             "recommendations": recommend(verdict, tenant_findings=bool(tenants))}

@@ -1,6 +1,6 @@
 """One entry point for the API and the diagnose command: window checks, evidence, diagnosis."""
+from dataclasses import replace
 from datetime import datetime
-
 
 from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
@@ -12,7 +12,8 @@ from analysis.windows import check_window
 
 def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
                   tenant: str = "") -> dict:
-    """{"verdict", "findings", "path", "recommendations", "evidence"} for one service window.
+    """{"verdict", "findings", "path", "recommendations", "evidence"} for one service window, JSON-ready
+    (evidence: Evidence.to_json(), with cost_per_success_usd).
 
     Raises AnalysisError: missing_parameter without a service, bad_date / window_too_large for the window,
     unknown_service (404) when the service has no requests in it (for this project, route and tenant).
@@ -21,10 +22,11 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
         raise AnalysisError("missing_parameter", "'service' is required")
     check_window(start, end)
     evidence = collect(project_id, service, start, end, route=route, tenant=tenant)
-    if not evidence.get("requests"):
+    if not evidence.requests:
         raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
-    evidence["cost_per_success_usd"] = cost_per_success(project_id, service, evidence.get("successful_runs_per_hour"))
-    return {**diagnose(evidence, configured()), "evidence": evidence}
+    evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
+                                                                       evidence.successful_runs_per_hour))
+    return {**diagnose(evidence, configured()), "evidence": evidence.to_json()}
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

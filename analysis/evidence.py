@@ -1,123 +1,128 @@
-"""The evidence for one service window: every measurement the diagnosis reads, as a JSON-ready dict.
+"""The evidence for one service window: every measurement the diagnosis reads, as an
+analysis.evidence_types.Evidence (its to_json() is the "evidence" of the diagnosis answer).
 
-Durations are milliseconds (backlog in seconds where the key says so), shares are 0..1, and a value
-that cannot be measured in the window is None, never 0. Reads request_buckets only (see
-analysis/materialize.py), so the window's hours must have been materialized.
+collect() is the only function here that reads the store. Every other function shapes rows that
+analysis.queries returns and does no I/O, so the weekly review and the dashboard pages shape their rows
+exactly as the diagnosis does. Durations are milliseconds (backlog in seconds where the name says so),
+shares are 0..1, and a value that cannot be measured in the window is None, never 0. Reads
+request_buckets only (see analysis/materialize.py), so the window's hours must have been materialized.
 """
 from datetime import datetime, timezone
 
 from django.conf import settings
 
 from analysis import queries, stats
+from analysis.buckets import PARTS
+from analysis.evidence_types import (
+    LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence, GapFraction,
+    InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
+)
 
-BUCKET_SHARES = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry")
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
 NOISY_TOP = 3  # tenants (by in-flight share during backlog) whose neighbours' t_queue p95 is measured
 MINUTE_MS = 60_000
+HOUR_MS = 3_600_000
 
 
 def collect(project_id: int, service: str, start: datetime, end: datetime, route: str = "", tenant: str = "",
-            segment_edges=None) -> dict:
+            segment_edges=None) -> Evidence:
     """Evidence for `service` over the attempts queued in [start, end), optionally one route / tenant.
 
-    segment_edges: prompt-length cuts in input tokens (default ANALYSIS_SEGMENT_EDGES).
-    Keys: window, requests, buckets, dominance, segments, stages, decode, gap_fraction, churn, tenants,
-    noisy_neighbours, retries, success_rate, successful_runs_per_hour. The scheduler measures
-    (gap_fraction, noisy neighbours, retry amplification's queue depth) cover the whole service:
-    an instance's queue is every route's and tenant's.
+    segment_edges: prompt-length cuts in input tokens (default ANALYSIS_SEGMENT_EDGES). A window without
+    attempts has requests 0 and every measure unknown. The scheduler measures (gap_fraction, noisy
+    neighbours, retry amplification's queue depth) cover the whole service: an instance's queue is every
+    route's and tenant's.
     """
-    args = (project_id, service, start, end)
-    segment_edges = segment_edges or settings.ANALYSIS_SEGMENT_EDGES
+    args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
     window_ms = (end - start).total_seconds() * 1000
-    dist = queries.bucket_distribution(*args, route=route, tenant=tenant)
-    out = {"window": _window(start, end, route, tenant), "requests": dist["requests"], "buckets": dist["buckets"]}
+    dist = queries.bucket_distribution(*args, **narrow)
+    window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
     if not dist["requests"]:
-        return {**out, **_empty()}
-    shares = queries.request_shares(*args, route=route, tenant=tenant)
+        return _empty(window, buckets)
+    shares = queries.request_shares(*args, **narrow)
+    by_segment = queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
+                                                        **narrow)
     width = stats.series_width_ms(window_ms)
     sweep = queries.scheduler_sweep(*args, bucket_ms=width)
-    state = sweep["instances"]
-    minutes = queries.churn_windows(*args, route=route, tenant=tenant)
-    retry = queries.retry_summary(*args, route=route, tenant=tenant)
-    return {
-        **out,
-        "dominance": dominance(dist["buckets"], shares),
-        "segments": segments(queries.bucket_distribution_by_segment(*args, segment_edges, route=route, tenant=tenant)),
-        "stages": stages(shares),
-        "decode": decode(shares),
-        "gap_fraction": gap_fraction(state),
-        "churn": churn(minutes),
-        "tenants": tenants(queries.tenant_tails(*args, route=route)),
-        "noisy_neighbours": noisy_neighbours(*args, sweep["tenants"]),
-        "retries": retries(dist["buckets"]["t_retry"], retry, amplification(state, minutes, width)),
-        "success_rate": stats.ratio(retry["successful_runs"], retry["runs"]),
-        "successful_runs_per_hour": retry["successful_runs"] / (window_ms / 3_600_000) if window_ms > 0 else None,
-    }
+    minutes = queries.churn_windows(*args, **narrow)
+    retry = queries.retry_summary(*args, **narrow)
+    tails = queries.tenant_tails(*args, route=route)
+    others = queries.others_t_queue(*args, noisy_candidates(sweep["tenants"]))
+    return Evidence(
+        window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
+        segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
+        gap_fraction=gap_fraction(sweep["instances"]), churn=churn(minutes), tenants=tenants(tails),
+        noisy_neighbours=noisy_neighbours(sweep["tenants"], others),
+        retries=retries(buckets.t_retry, retry, amplification(sweep["instances"], minutes, width)),
+        success_rate=stats.ratio(retry["successful_runs"], retry["runs"]),
+        successful_runs_per_hour=per_hour(retry["successful_runs"], window_ms),
+    )
 
 
-def _window(start, end, route, tenant) -> dict:
+def _window(start, end, route, tenant) -> Window:
     iso = [t.astimezone(timezone.utc).isoformat() if t.tzinfo else t.isoformat() + "+00:00" for t in (start, end)]
-    return {"start": iso[0], "end": iso[1], "seconds": (end - start).total_seconds(), "route": route, "tenant": tenant}
+    return Window(start=iso[0], end=iso[1], seconds=(end - start).total_seconds(), route=route, tenant=tenant)
 
 
-def _empty() -> dict:
-    """The shape of collect() for a window without attempts: every measure unknown."""
-    return {
-        "dominance": {}, "segments": {}, "stages": stages({}), "decode": decode({}),
-        "gap_fraction": {"service": None, "instances": {}, "backlog_seconds": 0.0},
-        "churn": churn([]), "tenants": [], "noisy_neighbours": [],
-        "retries": retries({"p50": None, "p95": None, "p99": None, "mean": None, "count": 0}, None, None),
-        "success_rate": None, "successful_runs_per_hour": None,
-    }
+def _empty(window: Window, buckets: Buckets) -> Evidence:
+    """collect() for a window without attempts: every measure unknown."""
+    return Evidence(
+        window=window, requests=0, buckets=buckets, dominance=Dominance.from_json({}), segments={},
+        stages=stages({}), decode=decode({}), gap_fraction=gap_fraction([]), churn=churn([]), tenants=[],
+        noisy_neighbours=[], retries=retries(buckets.t_retry, None, None), success_rate=None,
+        successful_runs_per_hour=None,
+    )
 
 
-def dominance(buckets: dict, shares: dict) -> dict:
+def per_hour(count: int, window_ms: float) -> float | None:
+    """count / window length in hours; None for an empty window."""
+    return count / (window_ms / HOUR_MS) if window_ms > 0 else None
+
+
+def dominance(buckets: Buckets, shares: dict) -> Dominance:
     """Per bucket: p50_share = bucket p50 / total p50, p95_share = bucket p95 / total p95 (quantiles taken
     separately, so shares need not add up to 1), and median_request_share = median over successful
-    attempts of bucket / total (t_retry: t_retry / (t_retry + total), over runs)."""
-    total = buckets["total"]
-    return {name: {"p50_share": stats.ratio(buckets[name]["p50"], total["p50"]),
-                   "p95_share": stats.ratio(buckets[name]["p95"], total["p95"]),
-                   "median_request_share": shares.get(f"{name}_share") if shares.get("shared") else None}
-            for name in BUCKET_SHARES}
+    attempts of bucket / total (t_retry: t_retry / (t_retry + total), over runs; None without
+    request_shares, e.g. `shares` {})."""
+    total = buckets.total
+    return Dominance(**{name: Share(
+        p50_share=stats.ratio(getattr(buckets, name).p50, total.p50),
+        p95_share=stats.ratio(getattr(buckets, name).p95, total.p95),
+        median_request_share=shares.get(f"{name}_share") if shares.get("shared") else None) for name in PARTS})
 
 
-def segments(rows: list[dict]) -> dict:
-    """label -> {"count", "<bucket>_p50" / "_p95" / "_p99" for ttft, t_first_token, t_queue, t_stream, total}."""
-    out = {}
-    for row in rows:
-        entry = {"count": row["requests"]}
-        for name in ("ttft", "t_first_token", "t_queue", "t_stream", "total"):
-            entry.update({f"{name}_{level}": row["buckets"][name][level] for level in ("p50", "p95", "p99")})
-        out[row["segment"]] = entry
-    return out
+def segments(rows: list[dict]) -> dict[str, Segment]:
+    """label -> Segment (count, p50 / p95 / p99 of SEGMENT_BUCKETS), in the order of the rows."""
+    return {row["segment"]: Segment(count=row["requests"], **{
+        f"{name}_{level}": row["buckets"][name][level] for name in SEGMENT_BUCKETS for level in LEVELS})
+        for row in rows}
 
 
-def stages(shares: dict) -> dict:
+def stages(shares: dict) -> Stages:
     """Medians of stage time over t_first_token (prep = tokenize + prompt_build + policy; network) and over
     t_post (post stage spans), retrieval / tool p50 and p95 in ms; None when no such stage span was seen."""
     def known(kind, value):
         return value if shares.get(f"{kind}_n") else None
 
     retrieval, tool = shares.get("retrieval_q") or [None, None], shares.get("tool_q") or [None, None]
-    return {
-        "prep_share_of_first_token": known("prep", shares.get("prep_share")),
-        "network_share_of_first_token": known("network", shares.get("network_share")),
-        "post_stage_share_of_post": known("post_stage", shares.get("post_stage_share")),
-        "retrieval_ms_p50": known("retrieval", retrieval[0]), "retrieval_ms_p95": known("retrieval", retrieval[1]),
-        "tool_ms_p50": known("tool", tool[0]), "tool_ms_p95": known("tool", tool[1]),
-    }
+    return Stages(
+        prep_share_of_first_token=known("prep", shares.get("prep_share")),
+        network_share_of_first_token=known("network", shares.get("network_share")),
+        post_stage_share_of_post=known("post_stage", shares.get("post_stage_share")),
+        retrieval_ms_p50=known("retrieval", retrieval[0]), retrieval_ms_p95=known("retrieval", retrieval[1]),
+        tool_ms_p50=known("tool", tool[0]), tool_ms_p95=known("tool", tool[1]),
+    )
 
 
-def decode(shares: dict) -> dict:
+def decode(shares: dict) -> Decode:
     """t_stream / (output_tokens - 1) in ms per output token over successful attempts with > 1 output token."""
     n = shares.get("decode_n") or 0
     q = shares.get("ms_per_output_token_q") or [None, None]
-    return {"ms_per_output_token_p50": q[0] if n else None, "ms_per_output_token_p95": q[1] if n else None, "count": n}
+    return Decode(ms_per_output_token_p50=q[0] if n else None, ms_per_output_token_p95=q[1] if n else None, count=n)
 
 
-def gap_fraction(state: list[dict]) -> dict:
-    """span-convention.md's gap_fraction per instance and pooled over the service's instances.
+def gap_fraction(state: list[dict]) -> GapFraction:
+    """docs/span-convention.md's gap_fraction per instance and pooled over the service's instances.
 
     Instance: gap_ms / backlog_ms (None without backlog or without a known cap). Service: sum of gap time
     over sum of backlog time, over instances with a known cap (None when that backlog is 0).
@@ -131,13 +136,14 @@ def gap_fraction(state: list[dict]) -> dict:
         acc["backlog_ms"] += row["backlog_ms"]
         acc["gap_ms"] += row["gap_ms"]
     capped = [a for a in per.values() if a["cap"] is not None]
-    instances = {name: {"gap_fraction": stats.ratio(a["gap_ms"], a["backlog_ms"]) if a["cap"] is not None else None,
-                        "backlog_seconds": a["backlog_ms"] / 1000, "cap": a["cap"]} for name, a in sorted(per.items())}
-    return {"service": stats.ratio(sum(a["gap_ms"] for a in capped), sum(a["backlog_ms"] for a in capped)),
-            "instances": instances, "backlog_seconds": sum(a["backlog_ms"] for a in per.values()) / 1000}
+    instances = {name: InstanceGap(gap_fraction=stats.ratio(a["gap_ms"], a["backlog_ms"]) if a["cap"] is not None
+                                   else None, backlog_seconds=a["backlog_ms"] / 1000, cap=a["cap"])
+                 for name, a in sorted(per.items())}
+    return GapFraction(service=stats.ratio(sum(a["gap_ms"] for a in capped), sum(a["backlog_ms"] for a in capped)),
+                       instances=instances, backlog_seconds=sum(a["backlog_ms"] for a in per.values()) / 1000)
 
 
-def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> dict:
+def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> Churn:
     """Connection churn vs first-token time over 1-minute windows with >= min_successes successful runs.
 
     new_connections_per_success is over the whole window (None without a success); the Spearman rank
@@ -147,14 +153,14 @@ def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> dic
     kept = churn_windows_kept(minutes, min_successes)
     successes = sum(m["successes"] for m in minutes)
     x, y = stats.pairs(kept, "new_per_success", "ttft_p95")
-    return {
-        "windows": len(kept),
-        "new_connections_per_success": stats.ratio(sum(m["new_connections"] for m in minutes), successes),
-        "spearman_ttft_p95": stats.spearman(x, y),
-        "spearman_ttft_stddev": stats.spearman(*stats.pairs(kept, "new_per_success", "ttft_stddev")),
-        "spearman_first_token_p95": stats.spearman(*stats.pairs(kept, "new_per_success", "t_first_token_p95")),
-        "slope": stats.slope(x, y),
-    }
+    return Churn(
+        windows=len(kept),
+        new_connections_per_success=stats.ratio(sum(m["new_connections"] for m in minutes), successes),
+        spearman_ttft_p95=stats.spearman(x, y),
+        spearman_ttft_stddev=stats.spearman(*stats.pairs(kept, "new_per_success", "ttft_stddev")),
+        spearman_first_token_p95=stats.spearman(*stats.pairs(kept, "new_per_success", "t_first_token_p95")),
+        slope=stats.slope(x, y),
+    )
 
 
 def churn_windows_kept(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> list[dict]:
@@ -163,23 +169,35 @@ def churn_windows_kept(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCC
             if m["successes"] >= min_successes]
 
 
-def tenants(rows: list[dict]) -> list[dict]:
-    """Per tenant: count and p95 / p99 of total, ttft and t_queue (ms), most requests first."""
-    return [{"tenant": r["tenant"], "count": r["requests"],
-             **{f"{b}_{level}": r[b][level] for b in ("total", "ttft", "t_queue") for level in ("p95", "p99")}}
+def tenants(rows: list[dict]) -> list[TenantTail]:
+    """Per tenant row of queries.tenant_tails: count and p95 / p99 of TAIL_BUCKETS (ms), in the rows' order."""
+    return [TenantTail(tenant=r["tenant"], count=r["requests"],
+                       **{f"{b}_{level}": r[b][level] for b in TAIL_BUCKETS for level in ("p95", "p99")})
             for r in rows]
 
 
-def noisy_neighbours(project_id, service, start, end, rows: list[dict]) -> list[dict]:
-    """Per tenant: its share of in-flight slot time while its instance had a queue (0..1), and for the
-    NOISY_TOP largest, the other tenants' t_queue p95 (ms; None for the rest). Empty without backlog."""
+def arrival_shares(tails: list[TenantTail]) -> dict[str, float]:
+    """tenant -> its share of the requests (0..1); empty without requests."""
+    total = sum(t.count or 0 for t in tails)
+    return {t.tenant: (t.count or 0) / total for t in tails} if total else {}
+
+
+def noisy_candidates(rows: list[dict]) -> list[str]:
+    """The tenants (of scheduler_sweep's "tenants" rows, largest first) whose neighbours' t_queue p95 the
+    evidence measures (queries.others_t_queue): the NOISY_TOP largest; none without backlog."""
+    if sum(r["in_flight_backlog_ms"] for r in rows) <= 0:
+        return []
+    return [r["tenant"] for r in rows[:NOISY_TOP]]
+
+
+def noisy_neighbours(rows: list[dict], others: dict[str, float | None]) -> list[NoisyNeighbour]:
+    """Per tenant of the sweep's rows: its share of in-flight slot time while its instance had a queue (0..1),
+    and the other tenants' t_queue p95 (ms) from `others` (None for a tenant not in it). Empty without backlog."""
     total = sum(r["in_flight_backlog_ms"] for r in rows)
     if total <= 0:
         return []
-    top = [r["tenant"] for r in rows[:NOISY_TOP]]
-    others = queries.others_t_queue(project_id, service, start, end, top)
-    return [{"tenant": r["tenant"], "in_flight_share_during_backlog": r["in_flight_backlog_ms"] / total,
-             "others_t_queue_p95": others.get(r["tenant"])} for r in rows]
+    return [NoisyNeighbour(tenant=r["tenant"], in_flight_share_during_backlog=r["in_flight_backlog_ms"] / total,
+                           others_t_queue_p95=others.get(r["tenant"])) for r in rows]
 
 
 def amplification(state: list[dict], minutes: list[dict], width_ms: int):
@@ -198,17 +216,18 @@ def amplification(state: list[dict], minutes: list[dict], width_ms: int):
     return stats.spearman([retried[k] for k in keys], [depth.get(k, 0.0) for k in keys])
 
 
-def retries(t_retry: dict, summary: dict | None, spearman_queue) -> dict:
+def retries(t_retry: BucketStats, summary: dict | None, spearman_queue) -> Retries:
     """t_retry over runs, rate = mean (attempts - 1) per run, runs with retries share, causes of failed
-    attempts, tokens of failed attempts, and the retries-vs-queue-depth Spearman."""
+    attempts, tokens of failed attempts, and the retries-vs-queue-depth Spearman; `summary` is
+    queries.retry_summary's row (None: unknown)."""
     s = summary or {}
     runs = s.get("runs") or 0
     wasted = (s["wasted_input_tokens"] + s["wasted_output_tokens"]) if summary else None
-    return {
-        "t_retry": t_retry, "runs": runs, "attempts": s.get("attempts", 0),
-        "rate": stats.ratio(s.get("extra_attempts"), runs),
-        "runs_with_retries_share": stats.ratio(s.get("runs_with_retries"), runs),
-        "failed_attempts": s.get("failed_attempts", 0), "causes": s.get("causes", {}),
-        "wasted_input_tokens": s.get("wasted_input_tokens"), "wasted_output_tokens": s.get("wasted_output_tokens"),
-        "wasted_tokens": wasted, "spearman_retries_queue_depth": spearman_queue,
-    }
+    return Retries(
+        t_retry=t_retry, runs=runs, attempts=s.get("attempts", 0),
+        rate=stats.ratio(s.get("extra_attempts"), runs),
+        runs_with_retries_share=stats.ratio(s.get("runs_with_retries"), runs),
+        failed_attempts=s.get("failed_attempts", 0), causes=s.get("causes", {}),
+        wasted_input_tokens=s.get("wasted_input_tokens"), wasted_output_tokens=s.get("wasted_output_tokens"),
+        wasted_tokens=wasted, spearman_retries_queue_depth=spearman_queue,
+    )

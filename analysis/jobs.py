@@ -1,8 +1,9 @@
 """What the periodic analysis jobs do (analysis/tasks.py wraps these for Celery).
 
 Every minute: materialize the request buckets of the hours that received spans since the last
-run, then diagnose each active service over the recent window. Every hour: diagnose the last full
-hour. Results replace earlier ones for the same window, so a job may be rerun at will.
+run, then diagnose each active service over the recent window (the first two steps of the minute
+pipeline, latency_obs/pipeline.py). Every hour: diagnose the last full hour. Results replace earlier
+ones for the same window, so a job may be rerun at will.
 """
 from datetime import datetime, timedelta, timezone
 
@@ -13,6 +14,7 @@ from analysis.errors import AnalysisError
 from analysis.materialize import materialize_dirty
 from analysis.models import JobWatermark, WindowDiagnosis
 from analysis.queries import active_services
+from analysis.windows import last_full_hour, recent_window
 
 # spans are fsynced before they are stored: look a little behind the watermark for late inserts
 WATERMARK_OVERLAP = timedelta(minutes=2)
@@ -51,3 +53,16 @@ def diagnose_active(start: datetime, end: datetime) -> dict:
     return verdicts
 
 
+def diagnose_recent(now: datetime) -> dict:
+    """The minute job: every active service over the recent window ending at `now`'s minute.
+    Returns {"window": [start, end] (ISO), "verdicts": {verdict: count}}."""
+    return _diagnose_over(*recent_window(now))
+
+
+def diagnose_last_hour(now: datetime) -> dict:
+    """The hourly rollup: every active service over the last full hour before `now`; as diagnose_recent."""
+    return _diagnose_over(*last_full_hour(now))
+
+
+def _diagnose_over(start: datetime, end: datetime) -> dict:
+    return {"window": [start.isoformat(), end.isoformat()], "verdicts": diagnose_active(start, end)}

@@ -6,20 +6,15 @@ periodic job: `materialize_dirty(since)` redoes exactly the hours that received 
 """
 import logging
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 from pathlib import Path
 
 from analysis.windows import utc_naive
 from store import client
+from store.sql import SqlFiles
 
 log = logging.getLogger(__name__)
-SQL_DIR = Path(__file__).parent / "sql"
+_sql = SqlFiles(Path(__file__).parent / "sql").text
 HOUR = timedelta(hours=1)
-
-
-@lru_cache(maxsize=None)
-def _sql(name: str) -> str:
-    return (SQL_DIR / f"{name}.sql").read_text()
 
 
 def materialize(project_id: int, start: datetime, end: datetime) -> int:

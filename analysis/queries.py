@@ -5,26 +5,19 @@ are UTC). Durations are milliseconds. Where a value is undefined (no rows, one v
 stddev) it is None, never 0.
 """
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 
-from analysis.windows import utc_naive
+from analysis import buckets
 from analysis.stats import finite
+from analysis.windows import utc_naive
 from store import client
+from store.sql import SqlFiles
 
-SQL_DIR = Path(__file__).parent / "sql"
-BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total")
-DIMENSIONS = ("route", "model", "tenant", "instance")
-
-
-@lru_cache(maxsize=None)
-def _sql(name: str) -> str:
-    """The query of sql/<name>.sql, with the shared bucket column list (sql/_bucket_stats.sql) in place."""
-    text = (SQL_DIR / f"{name}.sql").read_text()
-    if "{{bucket_stats}}" in text:
-        columns = (SQL_DIR / "_bucket_stats.sql").read_text().split("\n", 2)[2]  # after its two comment lines
-        text = text.replace("    {{bucket_stats}}\n", columns)
-    return text
+_sql = SqlFiles(Path(__file__).parent / "sql").text
+# what a distribution may be grouped by (sql/_dimension_value.sql)
+DIMENSIONS = ("route", "tenant")
+# the percentiles a budget may be measured at
+PERCENTILES = (50, 90, 95, 99)
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
@@ -44,7 +37,7 @@ def _stats(row: dict, name: str, levels=("p50", "p95", "p99")) -> dict:
 
 
 def _buckets(row: dict) -> dict:
-    return {name: _stats(row, name) for name in BUCKETS}
+    return {name: _stats(row, name) for name in buckets.ALL}
 
 
 def bucket_distribution(project_id, service, start, end, route="", tenant="") -> dict:
@@ -104,7 +97,7 @@ def request_shares(project_id, service, start, end, route="", tenant="") -> dict
 
 
 def scheduler_sweep(project_id, service, start, end, bucket_ms: int) -> dict:
-    """The +1/-1 sweep of span-convention.md's scheduler state, over the whole service (no route/tenant).
+    """The +1/-1 sweep of docs/span-convention.md's scheduler state, over the whole service (no route/tenant).
 
     {"instances": [{"instance", "bucket_start" (aware UTC), "cap" (None: unknown), "backlog_ms",
     "gap_ms", "queue_ms", "in_flight_ms" (count x ms), "covered_ms", "queue_max", "in_flight_max"}]
@@ -173,3 +166,48 @@ def others_t_queue(project_id, service, start, end, tenants: list[str]) -> dict[
     rows = client.query(_sql("others_t_queue"), parameters=_params(project_id, service, start, end, tenants=list(tenants)))
     found = {r["tenant"]: finite(r["others_t_queue_p95"]) if r["others_count"] else None for r in rows}
     return {t: found.get(t) for t in tenants}
+
+
+def bucket_quantile(project_id, service, start, end, bucket, quantile, group="", route="") -> dict:
+    """{group value: (quantile of `bucket` in ms or None when no attempt has it, attempts)} per group.
+
+    `bucket`: a name of analysis.buckets.ALL (ValueError otherwise). `group`: route, tenant, or anything else
+    for the whole service (one group ""). `quantile` is 0..1, exact (linear interpolation between closest
+    ranks, as bucket_distribution). No attempts: {}.
+    """
+    buckets.column(bucket)  # the allow-list: ValueError for an unknown name
+    dimension = group if group in DIMENSIONS else ""
+    rows = client.query(_sql("bucket_quantile"), parameters=_params(
+        project_id, service, start, end, route, dimension=dimension, bucket=bucket, quantile=quantile))
+    return {r["grp"]: (finite(r["value"]) if r["n"] else None, int(r["requests"])) for r in rows}
+
+
+def stage_percentiles(project_id, service, start, end, percentile=95, route="") -> dict:
+    """{"requests": attempts, "total" | stage code: {"value": ms or None, "count": requests with a value}}
+    for the attempts of one service (and route, "" = all) queued in [start, end). The stage codes are the
+    <code>_q aliases of sql/stage_percentiles.sql (budgets/stages.py names them); percentile: one of PERCENTILES."""
+    if percentile not in PERCENTILES:
+        raise ValueError(f"percentile must be one of {PERCENTILES}, got {percentile!r}")
+    [row] = client.query(_sql("stage_percentiles"),
+                         parameters=_params(project_id, service, start, end, route, level=percentile / 100))
+    out = {"requests": int(row["requests"])}
+    for code in (key[:-2] for key in row if key.endswith("_q")):
+        count = int(row[f"{code}_n"])
+        out[code] = {"value": finite(row[f"{code}_q"]) if count else None, "count": count}
+    return out
+
+
+def overview_series(project_id, service, start, end, width_ms: int, route="", tenant="") -> list[dict]:
+    """[{"at" (aware UTC), "requests", "errors", "ttft": {p50, p95, p99}, "total": {...}}] per time bucket of
+    `width_ms` (epoch-aligned) that has attempts; the quantiles are over successful attempts, None without any."""
+    rows = client.query(_sql("overview_series"),
+                        parameters=_params(project_id, service, start, end, route, tenant, width_ms=width_ms))
+    out = []
+    for r in rows:
+        point = {"at": datetime.fromtimestamp(r["bucket_ms"] / 1000, tz=timezone.utc),
+                 "requests": int(r["requests"]), "errors": int(r["errors"])}
+        for name in ("ttft", "total"):
+            known = r[f"{name}_count"] > 0
+            point[name] = {level: finite(q) if known else None for level, q in zip(("p50", "p95", "p99"), r[f"{name}_q"])}
+        out.append(point)
+    return out

@@ -1,9 +1,14 @@
-"""Celery wrappers of analysis/jobs.py: JSON arguments in, a small summary out (schedule: latency_obs/celery.py)."""
+"""Celery wrappers of analysis/jobs.py: JSON arguments in, a small summary out (schedule: latency_obs/celery.py).
+
+The minute jobs take an optional `now` (ISO 8601): the minute pipeline (latency_obs/pipeline.py) runs their
+functions with one `now`; run alone, a task uses the clock.
+"""
 from datetime import datetime, timezone
 
 from celery import shared_task
 
 from analysis import jobs
+from analysis.windows import parse_instant
 from store.client import ClickHouseError
 
 # ClickHouse being briefly unreachable is the one failure worth retrying; anything else is a bug.
@@ -14,21 +19,24 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-@shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
-def materialize_request_buckets() -> dict:
-    return jobs.materialize_since_watermark(_now())
+def instant(now: str | None) -> datetime:
+    """A task's `now` argument (ISO 8601) as an aware UTC datetime; the clock when it is None."""
+    return parse_instant(now, "now") if now else _now()
 
 
 @shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
-def diagnose_recent_windows() -> dict:
-    start, end = jobs.recent_window(_now())
-    return {"window": [start.isoformat(), end.isoformat()], "verdicts": jobs.diagnose_active(start, end)}
+def materialize_request_buckets(now: str | None = None) -> dict:
+    return jobs.materialize_since_watermark(instant(now))
+
+
+@shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
+def diagnose_recent_windows(now: str | None = None) -> dict:
+    return jobs.diagnose_recent(instant(now))
 
 
 @shared_task(acks_late=True, soft_time_limit=900, **TRANSIENT)
-def rollup_last_hour() -> dict:
-    start, end = jobs.last_full_hour(_now())
-    return {"window": [start.isoformat(), end.isoformat()], "verdicts": jobs.diagnose_active(start, end)}
+def rollup_last_hour(now: str | None = None) -> dict:
+    return jobs.diagnose_last_hour(instant(now))
 
 
 @shared_task(acks_late=True, soft_time_limit=120, **TRANSIENT)

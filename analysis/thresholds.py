@@ -4,10 +4,13 @@ Each default sits well clear of healthy traffic (20 simulated minutes of the `he
 TTFT p95 ~256 ms, retry rate 0.006, 0.03 new connections per success, prep share 0.20, network share 0.13,
 ~16 ms per output token, t_post share 0.005) and well inside the preset it is meant to catch, so that the
 diagnosis does not cry wolf. Override single values with `ANALYSIS_THRESHOLDS = {"name": value}` in settings.
+A system check (registered in analysis/apps.py) refuses unknown names and bad values at start-up.
 """
+import math
 from dataclasses import dataclass, fields, replace
 
 from django.conf import settings
+from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
 
@@ -47,17 +50,64 @@ class Thresholds:
 
 
 DEFAULT = Thresholds()
+# Values with a narrower range than "a number >= 0": shares of time or requests, and rank correlations.
+SHARES = {"queue_share", "gap_fraction", "prep_share", "network_share", "post_share", "noisy_in_flight_share",
+          "min_success_rate"}
+CORRELATIONS = {"retry_queue_spearman", "churn_spearman"}
+UNKNOWN_NAME, BAD_VALUE = "analysis.E001", "analysis.E002"
+
+
+def _value(name: str, kind, raw) -> int | float:
+    """raw as the field's type, or ValueError saying what is wrong with it."""
+    # TRICKY: JSON true is an int to Python; a threshold of "true" is a mistake, not 1
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise ValueError(f"must be a number, got {str(raw)[:40]!r}" if isinstance(raw, str) else
+                         f"must be a number, got {raw!r}")
+    try:
+        number = float(raw)
+    except OverflowError:  # an integer of hundreds of digits
+        number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"must be a finite number, got {str(raw)[:40]}")
+    whole = kind in (int, "int")
+    if whole and not number.is_integer():
+        raise ValueError(f"must be a whole number, got {raw!r}")
+    low, high = (-1, 1) if name in CORRELATIONS else (0, 1) if name in SHARES else (0, math.inf)
+    if not low <= number <= high:
+        raise ValueError(f"must be between {low} and {high}, got {raw!r}" if high < math.inf
+                         else f"must be {low} or more, got {raw!r}")
+    return int(number) if whole else number
+
+
+def validate(overrides: dict) -> tuple[dict, list[tuple[str, str]]]:
+    """(values, problems) for settings.ANALYSIS_THRESHOLDS: the valid overrides as their field's type, and
+    (check id, message) per refusal: UNKNOWN_NAME once for all unknown names, BAD_VALUE per bad value."""
+    known = {f.name: f.type for f in fields(Thresholds)}
+    problems = []
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        problems.append((UNKNOWN_NAME, f"ANALYSIS_THRESHOLDS has unknown names: {', '.join(unknown)}"))
+    values = {}
+    for name in sorted(set(overrides) & set(known)):
+        try:
+            values[name] = _value(name, known[name], overrides[name])
+        except ValueError as exc:
+            problems.append((BAD_VALUE, f"ANALYSIS_THRESHOLDS {name} {exc}"))
+    return values, problems
 
 
 def configured() -> Thresholds:
-    """The defaults with settings.ANALYSIS_THRESHOLDS applied; unknown names raise ImproperlyConfigured."""
-    overrides = getattr(settings, "ANALYSIS_THRESHOLDS", None) or {}
-    known = {f.name: f.type for f in fields(Thresholds)}
-    unknown = sorted(set(overrides) - set(known))
-    if unknown:
-        raise ImproperlyConfigured(f"ANALYSIS_THRESHOLDS has unknown names: {', '.join(unknown)}")
-    try:
-        values = {name: (int if known[name] in (int, "int") else float)(v) for name, v in overrides.items()}
-    except (TypeError, ValueError) as exc:
-        raise ImproperlyConfigured(f"ANALYSIS_THRESHOLDS values must be numbers: {exc}") from None
+    """The defaults with settings.ANALYSIS_THRESHOLDS applied; unknown names or bad values raise
+    ImproperlyConfigured (the system check has refused them at start-up already)."""
+    values, problems = validate(getattr(settings, "ANALYSIS_THRESHOLDS", None) or {})
+    if problems:
+        raise ImproperlyConfigured("; ".join(message for _, message in problems))
     return replace(DEFAULT, **values)
+
+
+def check_settings(app_configs=None, **kwargs) -> list[checks.Error]:
+    """System check: analysis.E001 for unknown threshold names, analysis.E002 for bad values."""
+    _, problems = validate(getattr(settings, "ANALYSIS_THRESHOLDS", None) or {})
+    hint = ("names and defaults are in analysis/thresholds.py; set them as a JSON object, "
+            "e.g. ANALYSIS_THRESHOLDS='{\"queue_p95_ms\": 2000}'")
+    return [checks.Error(message, hint=hint, id=check_id) for check_id, message in problems]

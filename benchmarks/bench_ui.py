@@ -71,8 +71,11 @@ class Attribution:
 
     def __init__(self):
         from store import client
+        from store.sql import SqlFiles
 
-        texts = {path.read_text(): path.stem for path in sorted(ROOT.glob("*/sql/*.sql"))}
+        # each query as it is sent: fragments ({{window}}, ...) in place; _*.sql files are fragments only
+        texts = {SqlFiles(path.parent).text(path.stem): path.stem for path in sorted(ROOT.glob("*/sql/*.sql"))
+                 if not path.stem.startswith("_")}
         self.files = {**{first_line(text): stem for text, stem in texts.items()}, **texts}
         self.calls = defaultdict(lambda: [0, 0.0])  # label -> [calls, seconds]
         for name in ("query", "query_rows", "command"):
@@ -137,13 +140,13 @@ def setup_project():
 
 def facts(project_id: int) -> dict:
     """Row counts, the data's latest minute, and a run and a tenant of the default service in the last hour."""
-    from dashboard import queries
+    from analysis import lookups
     from store import client
 
-    end = queries.latest_request(project_id).replace(second=0, microsecond=0) + timedelta(minutes=1)
+    end = lookups.latest_request(project_id).replace(second=0, microsecond=0) + timedelta(minutes=1)
     [(earliest,)] = client.query_rows("SELECT min(queued_at) FROM request_buckets WHERE project_id = {p:UInt32}",
                                       parameters={"p": project_id})
-    service = queries.services(project_id, end - timedelta(hours=1), end)[0]["service"]
+    service = lookups.services(project_id, end - timedelta(hours=1), end)[0]["service"]
     near = {"p": project_id, "s": service, "start": (end - timedelta(hours=1)).replace(tzinfo=None)}
     [(run_id,)] = client.query_rows(
         "SELECT run_id FROM request_buckets WHERE project_id = {p:UInt32} AND service = {s:String} "

@@ -1,7 +1,7 @@
 """The ingest benchmark's workload: native-form LLM attempt spans as serialized OTLP protobuf.
 
 Each body is one ExportTraceServiceRequest from one service instance (one resource, one scope)
-holding `batch` spans. Every span is a native-form attempt (span-convention.md, tests/factories.py):
+holding `batch` spans. Every span is a native-form attempt (docs/span-convention.md, tests/factories.py):
 five lifecycle events (queued, admitted, first_token, last_token, released; `queued` carries one
 attribute) and 15 span attributes (tenant.id, llm.route, gen_ai.request.model, gen_ai.usage.*,
 llm.connection.reused, llm.scheduler.cap, ...), with seeded random, realistic timings.

@@ -7,7 +7,7 @@ from budgets.presets import PRESETS
 from budgets.stages import PERCENTILES, STAGES, TOTAL
 from projects.models import Project
 
-STAGE_CHOICES = [(code, label) for code, (_, label) in STAGES.items()]
+STAGE_CHOICES = list(STAGES.items())
 
 
 class Budget(models.Model):

@@ -1,6 +1,7 @@
 """Ready-made budgets: total and stage targets in ms at a percentile."""
 PRESETS = {
-    # ../shared/seeds/003 ("LLM Latency In Production"): "Example budget for 2.5 second p95 chat turn":
+    # Seed text 003 ("LLM Latency In Production"; README, "Latency budgets"): its example budget for a
+    # 2.5 s p95 chat turn:
     # 150 ms network and headers, 300 retrieval and ranking, 150 prompt build and policy checks,
     # 1,600 model to final token, 300 tools or post processing (sums to 2,500).
     "seed-003-2.5s": {

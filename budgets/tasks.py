@@ -1,13 +1,11 @@
-"""Celery wrapper of budgets/evaluation.py (schedule: latency_obs/celery.py)."""
+"""Celery wrapper of budgets/evaluation.py (schedule: latency_obs/celery.py, as a step of the minute pipeline)."""
 from celery import shared_task
 
-from analysis.windows import recent_window
-from analysis.tasks import TRANSIENT, _now
-from budgets.evaluation import evaluate_active
+from analysis.tasks import TRANSIENT, instant
+from budgets.evaluation import evaluate_recent
 
 
 @shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
-def evaluate_recent_budgets() -> dict:
-    """Every budget over the same recent window as diagnose_recent_windows."""
-    start, end = recent_window(_now())
-    return {"window": [start.isoformat(), end.isoformat()], **evaluate_active(start, end)}
+def evaluate_recent_budgets(now: str | None = None) -> dict:
+    """Every budget over the same recent window as diagnose_recent_windows; `now` ISO 8601, default the clock."""
+    return evaluate_recent(instant(now))

@@ -11,27 +11,23 @@ from django.http import Http404
 from django.shortcuts import render
 
 from dashboard import filters as filters_
-from dashboard import queries
+from analysis import lookups
 from store.client import TIMEOUT_EXCEEDED, ClickHouseError
+from projects import membership
+from projects.errors import AccessError
+from projects.membership import visible_projects
 from projects.models import Project
 
 log = logging.getLogger(__name__)
 
 
-def visible_projects(user):
-    projects = Project.objects.all() if user.is_superuser else user.projects.all()
-    return projects.order_by("name")
-
-
 def member_project(user, name: str) -> Project | None:
-    """The named project if the user may see it (404 otherwise); without a name, their first; None: no project."""
-    projects = visible_projects(user)
-    if name:
-        project = projects.filter(name=name).first()
-        if project is None:
-            raise Http404("no such project")
-        return project
-    return projects.first()
+    """The named project if the user may see it (404 otherwise); without a name, their first; None: no project.
+    The rule is projects.membership's, shared with the read API."""
+    try:
+        return membership.member_project(user, name)
+    except AccessError:
+        raise Http404("no such project") from None
 
 
 @dataclass
@@ -47,7 +43,7 @@ class Page:
     def routes(self) -> list[str]:
         """The selected service's routes in the window (read only by pages that draw the route picker)."""
         f = self.filters
-        return queries.routes(self.project.pk, f.service, f.start, f.end) if f.service else []
+        return lookups.routes(self.project.pk, f.service, f.start, f.end) if f.service else []
 
     def render(self, template: str, context: dict | None = None, status: int = 200):
         context = {"page": self, "f": self.filters, "ranges": filters_.RANGES, **(context or {})}
@@ -75,7 +71,7 @@ def page(view=None, *, needs_service: bool = True):
 
 def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
-    services = queries.services(project.pk, f.start, f.end)
+    services = lookups.services(project.pk, f.start, f.end)
     service = request.GET.get("service", "") or (services[0]["service"] if services else "")
     current = Page(request, project, list(visible_projects(request.user)), services, replace(f, service=service))
     if needs_service and not services:
@@ -94,7 +90,7 @@ def store_error(request, project: Project, exc: ClickHouseError):
 
 def empty_state(current: Page):
     """No traffic in the window: say how to send spans, and where the latest data is if there is any."""
-    latest = queries.latest_request(current.project.pk)
+    latest = lookups.latest_request(current.project.pk)
     latest_link = None
     if latest is not None:
         start = latest.replace(second=0, microsecond=0) - filters_.RANGES["1h"] + timedelta(minutes=1)

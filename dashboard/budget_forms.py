@@ -24,7 +24,7 @@ class TargetsForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        for code, (_, label) in STAGES.items():
+        for code, label in STAGES.items():
             self.fields[f"stage_{code}"] = forms.FloatField(min_value=0, required=False, label=label,
                                                             widget=forms.NumberInput(attrs={"step": "any", "size": 7}))
 

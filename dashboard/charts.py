@@ -2,7 +2,8 @@
 static/dashboard/dashboard.js draws them, so no chart code runs on the server beyond building lists."""
 import html
 
-STACK = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post")
+from analysis.buckets import STAGES
+
 COLORS = {"t_queue": "#d95f02", "t_conn": "#7570b3", "t_first_token": "#1b9e77", "t_stream": "#66a61e",
           "t_post": "#e6ab02", "t_retry": "#a6761d", "p50": "#1f77b4", "p95": "#ff7f0e", "p99": "#d62728"}
 
@@ -33,7 +34,7 @@ def stacked_buckets(rows: list[dict], level: str, title: str) -> dict:
     """One stacked bar per row (route, segment...): each bucket's `level` percentile, in ms."""
     labels = [text(r["label"]) for r in rows]
     data = [{"type": "bar", "name": b, "x": labels, "y": [r["buckets"][b][level] for r in rows],
-             "marker": {"color": COLORS[b]}} for b in STACK]
+             "marker": {"color": COLORS[b]}} for b in STAGES]
     return figure(data, title, "ms", barmode="stack", xaxis={"type": "category"})
 
 

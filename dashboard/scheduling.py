@@ -5,6 +5,7 @@ them from analysis.evidence, so the page and the verdict always agree.
 """
 from datetime import timedelta
 
+from analysis.evidence_types import GapFraction
 from analysis.stats import pairs, ratio
 
 MAX_INSTANCE_CHARTS = 12
@@ -14,7 +15,7 @@ def label(instance: str) -> str:
     return instance or "(no instance id)"
 
 
-def instance_summary(rows: list[dict], gaps: dict) -> list[dict]:
+def instance_summary(rows: list[dict], gaps: GapFraction) -> list[dict]:
     """Per instance, most backlog first (then most in-flight time): cap, gap_fraction and backlog_seconds from
     evidence.gap_fraction (`gaps`), and from the sweep rows gap_seconds, queue_max, in_flight_max, in_flight_mean."""
     acc = {}
@@ -25,8 +26,8 @@ def instance_summary(rows: list[dict], gaps: dict) -> list[dict]:
             a[key] += r[key]
         a["queue_max"] = max(a["queue_max"], r["queue_max"] or 0)
         a["in_flight_max"] = max(a["in_flight_max"], r["in_flight_max"] or 0)
-    out = [{"instance": name, "label": label(name), **gaps["instances"][name], "gap_seconds": a["gap_ms"] / 1000,
-            "queue_max": a["queue_max"], "in_flight_max": a["in_flight_max"],
+    out = [{"instance": name, "label": label(name), **gaps.instances[name].to_json(),
+            "gap_seconds": a["gap_ms"] / 1000, "queue_max": a["queue_max"], "in_flight_max": a["in_flight_max"],
             "in_flight_mean": ratio(a["in_flight_ms"], a["covered_ms"]), "in_flight_ms": a["in_flight_ms"]}
            for name, a in acc.items()]
     return sorted(out, key=lambda i: (-i["backlog_seconds"], -i["in_flight_ms"], i["instance"]))

@@ -1,11 +1,13 @@
-"""The Tenants page's numbers, built from the same analysis pieces the diagnosis reads (tenant tails, the
-scheduler sweep's slot time per tenant, tenant findings), so the page and the verdict never disagree.
+"""The Tenants page's numbers, shaped by the same analysis.evidence functions the diagnosis reads (tenant tails,
+the noisy-neighbour slot shares, arrival shares) and judged by the same tenant findings, so the page and the
+verdict never disagree.
 
 Cheaper than analysis.evidence.collect: four queries (tails, service distribution, sweep, others' t_queue).
 """
 from datetime import timedelta
 
 from analysis import diagnosis, evidence, queries
+from analysis.evidence_types import Buckets, NoisyNeighbour
 from analysis.stats import ratio
 from analysis.thresholds import configured
 
@@ -18,7 +20,7 @@ NOISY_MAX_WINDOW = timedelta(hours=6)
 
 
 def report(project_id: int, service: str, start, end, route: str = "", noisy: bool = True) -> dict:
-    """{"rows", "tenants" (how many in all), "requests", "service" (its buckets), "findings", "noisy", "thresholds"}.
+    """{"rows", "tenants" (how many in all), "requests", "service" (its Buckets), "findings", "noisy", "thresholds"}.
 
     rows: per tenant, most requests first, at most MAX_TENANTS: tenant, requests, share_pct (of all requests),
     ttft / total p95 and p99, t_queue_p95, ttft_ratio (its TTFT p95 over the service's), codes (its findings).
@@ -28,33 +30,32 @@ def report(project_id: int, service: str, start, end, route: str = "", noisy: bo
     The sweep covers the whole service whatever the route (an instance's queue is every route's).
     """
     args = (project_id, service, start, end)
-    tails = queries.tenant_tails(*args, route=route)
-    buckets = queries.bucket_distribution(*args, route=route)["buckets"]
-    ev = {"buckets": buckets, "tenants": evidence.tenants(tails),
-          "noisy_neighbours": evidence.noisy_neighbours(*args, slot_time(*args)) if noisy else []}
+    tails = evidence.tenants(queries.tenant_tails(*args, route=route))
+    buckets = Buckets.from_json(queries.bucket_distribution(*args, route=route)["buckets"])
+    neighbours = noisy_neighbours(*args) if noisy else []
     thresholds = configured()
-    findings = diagnosis.tenant_findings(ev, thresholds)
+    findings = diagnosis.tenant_findings(buckets, tails, neighbours, thresholds)
     codes: dict[str, list[str]] = {}
     for finding in findings:
         codes.setdefault(finding["tenant"], []).append(finding["code"])
-    requests = sum(r["requests"] for r in tails)
-    arrivals = {r["tenant"]: ratio(r["requests"], requests) for r in tails}
-    rows = [{"tenant": r["tenant"], "requests": r["requests"], "share_pct": 100 * arrivals[r["tenant"]],
-             "ttft_p95": r["ttft"]["p95"], "ttft_p99": r["ttft"]["p99"], "total_p95": r["total"]["p95"],
-             "total_p99": r["total"]["p99"], "t_queue_p95": r["t_queue"]["p95"],
-             "ttft_ratio": ratio(r["ttft"]["p95"], buckets["ttft"]["p95"]), "codes": codes.get(r["tenant"], [])}
-            for r in tails[:MAX_TENANTS]]
-    neighbours = [{"tenant": n["tenant"], "slot_share": n["in_flight_share_during_backlog"],
-                   "arrival_share": arrivals.get(n["tenant"], 0.0),
-                   "slots_per_arrival": ratio(n["in_flight_share_during_backlog"], arrivals.get(n["tenant"])),
-                   "others_t_queue_p95": n["others_t_queue_p95"], "codes": codes.get(n["tenant"], [])}
-                   for n in ev["noisy_neighbours"][:MAX_TENANTS]]
-    return {"rows": rows, "tenants": len(tails), "requests": requests, "service": buckets, "findings": findings,
-            "noisy": neighbours, "thresholds": thresholds}
+    arrivals = evidence.arrival_shares(tails)
+    rows = [{"tenant": t.tenant, "requests": t.count, "share_pct": 100 * arrivals[t.tenant],
+             "ttft_p95": t.ttft_p95, "ttft_p99": t.ttft_p99, "total_p95": t.total_p95, "total_p99": t.total_p99,
+             "t_queue_p95": t.t_queue_p95, "ttft_ratio": ratio(t.ttft_p95, buckets.ttft.p95),
+             "codes": codes.get(t.tenant, [])} for t in tails[:MAX_TENANTS]]
+    slots = [{"tenant": n.tenant, "slot_share": n.in_flight_share_during_backlog,
+              "arrival_share": arrivals.get(n.tenant, 0.0),
+              "slots_per_arrival": ratio(n.in_flight_share_during_backlog, arrivals.get(n.tenant)),
+              "others_t_queue_p95": n.others_t_queue_p95, "codes": codes.get(n.tenant, [])}
+             for n in neighbours[:MAX_TENANTS]]
+    return {"rows": rows, "tenants": len(tails), "requests": sum(t.count for t in tails), "service": buckets,
+            "findings": findings, "noisy": slots, "thresholds": thresholds}
 
 
-def slot_time(project_id, service, start, end) -> list[dict]:
-    """The scheduler sweep's per-tenant slot time held during backlog, largest first."""
+def noisy_neighbours(project_id, service, start, end) -> list[NoisyNeighbour]:
+    """The diagnosis's noisy-neighbour evidence: per tenant, its slot time held during backlog, largest first."""
     # It does not depend on the sweep's bucket width: one bucket per window keeps the sweep small.
     width = min(UINT32_MAX, max(1000, int((end - start).total_seconds() * 1000)))
-    return queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width)["tenants"]
+    rows = queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width)["tenants"]
+    others = queries.others_t_queue(project_id, service, start, end, evidence.noisy_candidates(rows))
+    return evidence.noisy_neighbours(rows, others)

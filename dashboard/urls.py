@@ -1,6 +1,7 @@
 from django.urls import path
 
-from dashboard.views import budgets, connections, diagnosis, keys, overview, prompts, runs, scheduler, tenants, webhooks
+from dashboard.views import budgets, connections, diagnosis, keys, overview, prompts, reviews, runs
+from dashboard.views import scheduler, tenants, webhooks
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -14,4 +15,6 @@ urlpatterns = [
     path("keys/", keys.keys, name="keys"),
     path("budgets/", budgets.budgets, name="budgets"),
     path("webhooks/", webhooks.webhooks, name="webhooks"),
+    path("reviews/", reviews.reviews, name="reviews"),
+    path("reviews/<str:week>/", reviews.review, name="review"),
 ]

@@ -23,6 +23,7 @@ from ingest.errors import IngestError
 from ingest.otlp_proto import LenientRequest
 
 ZERO_TRACE, ZERO_SPAN = b"\0" * 16, b"\0" * 8
+INFLATE_CHUNK_BYTES = 1024 * 1024  # gunzip output per step; the time limit is checked between steps
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Decoded:
     accepted: int
     rejected: Counter = field(default_factory=Counter)  # reason -> spans
     warnings: list[str] = field(default_factory=list)
+    folded: Counter = field(default_factory=Counter)  # dimension -> spans stored as __other__ (ingest.cardinality)
 
     @property
     def rejected_count(self) -> int:
@@ -43,8 +45,13 @@ class Decoded:
         return "; ".join(parts + self.warnings)
 
 
-def read_body(raw: bytes, content_encoding: str, max_bytes: int) -> bytes:
-    """The request body, gunzipped when sent with Content-Encoding: gzip; 413 past max_bytes either way."""
+def read_body(raw: bytes, content_encoding: str, max_bytes: int, max_seconds: float | None = None,
+              clock=time.monotonic) -> bytes:
+    """The request body, gunzipped when sent with Content-Encoding: gzip.
+
+    413 body_too_large past max_bytes (before or after gunzip) or when inflating takes longer than
+    max_seconds (None: no time limit); 400 for a bad or unsupported encoding.
+    """
     if len(raw) > max_bytes:
         raise IngestError("body_too_large", f"request body exceeds {max_bytes} bytes", status=413)
     encoding = (content_encoding or "identity").strip().lower()
@@ -52,20 +59,39 @@ def read_body(raw: bytes, content_encoding: str, max_bytes: int) -> bytes:
         return raw
     if encoding != "gzip":
         raise IngestError("unsupported_encoding", f"Content-Encoding {encoding!r} is not supported (use gzip)")
+    return _gunzip(raw, max_bytes, math.inf if max_seconds is None else max_seconds, clock)
+
+
+def _gunzip(raw: bytes, max_bytes: int, max_seconds: float, clock) -> bytes:
+    """raw inflated INFLATE_CHUNK_BYTES at a time, so that neither memory nor time runs away.
+
+    TRICKY: max_length bounds each call's output, so a gzip bomb stops at the limit instead of filling
+    memory; between chunks the clock is read, so a body that inflates slowly stops at the deadline.
+    """
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        # TRICKY: max_length bounds the output, so a gzip bomb stops at the limit instead of filling memory.
-        body = inflater.decompress(raw, max_bytes + 1)
-    except zlib.error as exc:
-        raise IngestError("malformed_gzip", f"body is not valid gzip: {exc}") from None
-    if len(body) > max_bytes or inflater.unconsumed_tail:
-        raise IngestError("body_too_large", f"decompressed body exceeds {max_bytes} bytes", status=413)
+    chunks, size, data, deadline = [], 0, raw, clock() + max_seconds
+    while not inflater.eof:
+        if clock() > deadline:
+            raise IngestError("body_too_large", f"decompressing the body took over {max_seconds:g} s", status=413)
+        try:
+            chunk = inflater.decompress(data, INFLATE_CHUNK_BYTES)
+        except zlib.error as exc:
+            raise IngestError("malformed_gzip", f"body is not valid gzip: {exc}") from None
+        size += len(chunk)
+        if size > max_bytes:
+            raise IngestError("body_too_large", f"decompressed body exceeds {max_bytes} bytes", status=413)
+        chunks.append(chunk)
+        data = inflater.unconsumed_tail
+        if not data and len(chunk) < INFLATE_CHUNK_BYTES:
+            break  # all input used and nothing held back: the end, or a truncated body
     if not inflater.eof:
         raise IngestError("malformed_gzip", "gzip body is truncated")
-    return body
+    return b"".join(chunks)
 
 
-def decode_protobuf(body: bytes, max_attributes: int) -> Decoded:
+def decode_protobuf(body: bytes, max_attributes: int, fold=None) -> Decoded:
+    """The valid spans of a protobuf body; `fold(request)` may rewrite the valid spans before they are
+    re-encoded and returns (spans folded per dimension, warnings), as ingest.cardinality.fold does."""
     warnings = []
     try:
         request = ExportTraceServiceRequest.FromString(body)
@@ -75,7 +101,7 @@ def decode_protobuf(body: bytes, max_attributes: int) -> Decoded:
         warnings.append("some strings were not valid UTF-8; invalid bytes were replaced with U+FFFD")
     except Exception:  # noqa: BLE001 -- see _parse_protobuf
         raise _malformed_protobuf() from None
-    decoded = _validated(request, max_attributes)
+    decoded = _validated(request, max_attributes, fold)
     decoded.warnings[:0] = warnings
     return decoded
 
@@ -107,7 +133,8 @@ def _malformed_protobuf() -> IngestError:
     return IngestError("malformed_protobuf", message)
 
 
-def decode_json(body: bytes, max_attributes: int) -> Decoded:
+def decode_json(body: bytes, max_attributes: int, fold=None) -> Decoded:
+    """The valid spans of an OTLP/JSON body, re-encoded as protobuf; `fold` as for decode_protobuf."""
     warnings = []
     try:
         text = body.decode("utf-8")
@@ -125,14 +152,14 @@ def decode_json(body: bytes, max_attributes: int) -> Decoded:
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
         raise IngestError("malformed_json", "body must be an object whose resourceSpans is a list")
     request, rejected = _request_from_json(doc["resourceSpans"] if "resourceSpans" in doc else [])
-    decoded = _validated(request, max_attributes)
+    decoded = _validated(request, max_attributes, fold)
     decoded.rejected.update(rejected)
     decoded.warnings[:0] = warnings
     return decoded
 
 
-def _validated(request, max_attributes: int) -> Decoded:
-    """Drop invalid spans; re-encode what is left.
+def _validated(request, max_attributes: int, fold=None) -> Decoded:
+    """Drop invalid spans, let `fold` rewrite the valid ones; re-encode what is left.
 
     TRICKY: the client's bytes are never passed on as they are: a known field sent with another wire
     type is an unknown field to Python but makes ClickHouse refuse the whole batch, so unknown fields
@@ -153,11 +180,13 @@ def _validated(request, max_attributes: int) -> Decoded:
                     truncated += len(span.attributes) > max_attributes
             for i in reversed(bad):
                 del ss.spans[i]
+    folded, fold_warnings = fold(request) if fold and accepted else (Counter(), [])
     request.DiscardUnknownFields()
     body = request.SerializeToString()
-    decoded = Decoded(body=body, accepted=accepted, rejected=rejected)
+    decoded = Decoded(body=body, accepted=accepted, rejected=rejected, folded=folded)
     if truncated:
         decoded.warnings.append(f"{truncated} span(s) had more than {max_attributes} attributes; the rest were not stored")
+    decoded.warnings += fold_warnings
     return decoded
 
 

@@ -1,11 +1,8 @@
-class IngestError(Exception):
+from store.errors import ReasonError
+
+
+class IngestError(ReasonError):
     """A request the ingest pipeline refuses as a whole.
 
-    `reason` is a short code used in responses and logs; `status` the HTTP status it maps to.
+    `reason` is a short code used in responses and logs; `status` the HTTP status it maps to (400 unless given).
     """
-
-    def __init__(self, reason: str, message: str, status: int = 400):
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.status = status

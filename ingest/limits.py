@@ -6,6 +6,8 @@
   sends to both may get up to twice its rate. Sharing buckets would cost a round trip per request.
 - **Spool share**: how much of INGEST_SPOOL_MAX_BYTES one project's not yet written spans may fill. The
   spool enforces it (it counts bytes per project) and reads the share from `spool_share`.
+- **Distinct services, routes, tenants, instances per hour**: read here, enforced by ingest/cardinality.py,
+  which stores the values past them as __other__ instead of refusing anything.
 
 A project over a limit gets OverLimit (HTTP 429, gRPC RESOURCE_EXHAUSTED, with Retry-After / RetryInfo);
 the refused spans are counted for its ingest status. The limits come from the Project row (blank = the
@@ -23,12 +25,15 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from projects.models import Project
+from store.errors import ReasonError
 
 CACHE_SECONDS = 5.0  # as the key cache (projects/keys.py)
 REASONS = ("rate_limited", "spool_quota")
+DIMENSIONS = ("services", "routes", "tenants", "instances")  # the cardinality guards' limits, per hour
+LIMIT_FIELDS = ("ingest_spans_per_second", "ingest_spool_share", *(f"ingest_max_{d}_per_hour" for d in DIMENSIONS))
 
 
-class OverLimit(Exception):
+class OverLimit(ReasonError):
     """A request refused because its project is over a limit; the client should retry after `retry_after`.
 
     `reason` is rate_limited (spans per second) or spool_quota (spool share); `retry_after` whole seconds, >= 1.
@@ -37,10 +42,12 @@ class OverLimit(Exception):
     status = 429
 
     def __init__(self, reason: str, message: str, retry_after: float = 1):
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+        super().__init__(reason, message)
         self.retry_after = max(1, math.ceil(retry_after))
+
+    def headers(self) -> dict[str, str]:
+        # OTLP exporters retry 429 after Retry-After, and give up when it is past their own timeout
+        return {"Retry-After": str(self.retry_after)}
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,11 @@ class Limits:
     spans_per_second: int  # 0 = unlimited
     burst_spans: int  # the bucket's size; 0 when unlimited
     spool_share: float  # of INGEST_SPOOL_MAX_BYTES; 1.0 = no per-project limit
+    # distinct values per hour before the rest is stored as __other__ (ingest/cardinality.py); 0 = no limit
+    services_per_hour: int = 0
+    routes_per_hour: int = 0
+    tenants_per_hour: int = 0
+    instances_per_hour: int = 0
 
     def as_dict(self) -> dict:
         return {"spans_per_second": self.spans_per_second, "burst_spans": self.burst_spans,
@@ -57,12 +69,16 @@ class Limits:
                 "spool_max_bytes": int(self.spool_share * settings.INGEST_SPOOL_MAX_BYTES)}
 
 
-def limits_for(rate: int | None, share: float | None) -> Limits:
-    """Limits from a project's two overrides (None = the default from the settings)."""
+def limits_for(rate: int | None, share: float | None, *per_hour: int | None) -> Limits:
+    """Limits from a project's overrides (None = the default from the settings): spans per second, spool
+    share, then distinct services, routes, tenants and instances per hour."""
     rate = settings.INGEST_PROJECT_SPANS_PER_SECOND if rate is None else max(0, rate)
     share = settings.INGEST_PROJECT_SPOOL_SHARE if share is None else min(1.0, max(0.01, share))
     burst = max(1, round(rate * settings.INGEST_PROJECT_BURST_SECONDS)) if rate else 0
-    return Limits(rate, burst, share)
+    per_hour += (None,) * len(DIMENSIONS)  # zip stops at the last dimension
+    hourly = {f"{d}_per_hour": getattr(settings, f"INGEST_MAX_{d.upper()}_PER_HOUR") if n is None else max(0, n)
+              for d, n in zip(DIMENSIONS, per_hour)}
+    return Limits(rate, burst, share, **hourly)
 
 
 class State:
@@ -82,8 +98,8 @@ class State:
             hit = self.cached.get(project_id)
         if hit and now - hit[0] < CACHE_SECONDS:
             return hit[1]
-        row = Project.objects.filter(pk=project_id).values_list("ingest_spans_per_second", "ingest_spool_share").first()
-        current = limits_for(*(row or (None, None)))
+        row = Project.objects.filter(pk=project_id).values_list(*LIMIT_FIELDS).first()
+        current = limits_for(*(row or (None,) * len(LIMIT_FIELDS)))
         with self.lock:
             self.cached[project_id] = (now, current)
         return current

@@ -2,8 +2,8 @@
 
 ClickHouse decodes the spooled requests itself (Protobuf format, schema from otlp_proto) and this
 SELECT maps each span: role (attempt / stage / other), the form it came in, the lifecycle instants
-of span-convention.md, and the attribute columns. No per-span Python runs on this path, which is
-what keeps ingest above 25k spans/s on two cores (../shared/reference/ingest-performance.md).
+of docs/span-convention.md, and the attribute columns. No per-span Python runs on this path, which is
+what keeps ingest above 25k spans/s on two cores (`make bench-ingest`, README "Benchmarks").
 
 The SQL is assembled from the small expression builders below; every identifier and key in it is a
 constant of this module, and the only values (limits, file path) travel as query parameters.
@@ -138,7 +138,7 @@ def _form() -> str:
 
 
 def _instants() -> dict[str, str]:
-    """The five instants in ns (Nullable Int64), per form, as span-convention.md defines them."""
+    """The five instants in ns (Nullable Int64), per form, as docs/span-convention.md defines them."""
     chunk_times = f"arrayMap(e -> toInt64(e.time_unix_nano), arrayFilter(e -> e.name = {_q(CHUNK_EVENT)}, s.events))"
     return {
         "queued_ns": f"multiIf(form = 'native', coalesce({_event('queued')}, start_ns), role = 'attempt', start_ns, NULL)",

@@ -142,3 +142,8 @@ def _relax(messages, rename) -> None:
 
 
 LenientRequest = _lenient_class()
+
+
+# an AnyValue whose strings are bytes: reads any serialized AnyValue of a LenientRequest or a strict one
+LenientAnyValue = message_factory.GetMessageClass(
+    LenientRequest.DESCRIPTOR.file.pool.FindMessageTypeByName("lenient.opentelemetry.proto.common.v1.AnyValue"))

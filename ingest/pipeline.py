@@ -1,12 +1,14 @@
-"""One export, whatever the transport: authorize -> decode -> validate -> spool.
+"""One export, whatever the transport: authorize -> read (gunzip) -> decode -> validate -> fold -> spool.
 
 The HTTP view and the gRPC servicer both call `export`; the process-wide spool and writer live here.
 """
 import threading
+from functools import partial
 
 from django.conf import settings
 
-from ingest.decode import Decoded, decode_json, decode_protobuf
+from ingest import cardinality
+from ingest.decode import Decoded, decode_json, decode_protobuf, read_body
 from ingest.limits import OverLimit, check_rate, count_refused, spool_share
 from ingest.spool import ProjectSpoolFull, Spool, SpoolFull
 from ingest.writer import Writer
@@ -46,13 +48,19 @@ def stop_writer(drain: bool = True) -> None:
             _writer = None
 
 
-def export(authorization: str | None, body: bytes, encoding: str) -> Decoded:
-    """Store a request's valid spans durably; raises KeyError_, IngestError, OverLimit or SpoolFull."""
+def export(authorization: str | None, raw: bytes, encoding: str, content_encoding: str = "") -> Decoded:
+    """Store a request's valid spans durably; raises KeyError_, IngestError, OverLimit or SpoolFull.
+
+    `raw` is the body as received (gzip when content_encoding says so; gRPC has inflated it already).
+    TRICKY: the key is checked before anything of the body is inflated or parsed, so a request without
+    a valid key costs a key lookup, not a 64 MiB gunzip.
+    """
     key = authorize(authorization, "ingest")
+    body = read_body(raw, content_encoding, settings.INGEST_MAX_BODY_BYTES, settings.INGEST_MAX_INFLATE_SECONDS)
     if not body:
         return Decoded(body=b"", accepted=0)  # OTLP: an empty request is a success
     decode = decode_json if encoding == "json" else decode_protobuf
-    decoded = decode(body, settings.INGEST_MAX_ATTRIBUTES)
+    decoded = decode(body, settings.INGEST_MAX_ATTRIBUTES, partial(cardinality.fold, key.project_id))
     if decoded.accepted:
         check_rate(key.project_id, decoded.accepted)  # OverLimit: only this project waits
         try:
@@ -63,6 +71,7 @@ def export(authorization: str | None, body: bytes, encoding: str) -> Decoded:
                             retry_after=settings.INGEST_RETRY_AFTER_SECONDS) from None
         except OSError as exc:  # disk full or failing: nothing was acknowledged, the client retries later
             raise SpoolFull(f"cannot write the spool: {exc}") from exc
+        cardinality.count_folded(key.project_id, decoded.folded)
     return decoded
 
 

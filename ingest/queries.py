@@ -1,15 +1,10 @@
 """Read queries of the ingest app; one function per .sql file of the same name."""
-from functools import lru_cache
 from pathlib import Path
 
 from store import client
+from store.sql import SqlFiles
 
-SQL_DIR = Path(__file__).parent / "sql"
-
-
-@lru_cache(maxsize=None)
-def _sql(name: str) -> str:
-    return (SQL_DIR / f"{name}.sql").read_text()
+_sql = SqlFiles(Path(__file__).parent / "sql").text
 
 
 def ingest_status(project_id: int) -> dict:

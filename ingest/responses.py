@@ -7,15 +7,12 @@ from google.protobuf import json_format
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from ingest.decode import Decoded, read_body
+from ingest.decode import Decoded
+from store.errors import ReasonError
 
 MEDIA = {"protobuf": "application/x-protobuf", "json": "application/json"}
 # google.rpc.Code for each HTTP status we answer with (Status.code is informative in OTLP/HTTP)
 RPC_CODES = {400: 3, 401: 16, 403: 7, 413: 8, 415: 3, 429: 8, 503: 14}
-
-
-def body(raw: bytes, headers) -> bytes:
-    return read_body(raw, headers.get("Content-Encoding", ""), settings.INGEST_MAX_BODY_BYTES)
 
 
 def export_response(decoded: Decoded) -> ExportTraceServiceResponse:
@@ -50,9 +47,14 @@ def throttled(encoding: str) -> HttpResponse:
     return retry_later(503, "spool_full", message, settings.INGEST_RETRY_AFTER_SECONDS, encoding)
 
 
-def over_limit(exc, encoding: str) -> HttpResponse:
-    """429 for a project over one of its limits (ingest.limits.OverLimit); other projects go on."""
-    return retry_later(429, exc.reason, exc.message, exc.retry_after, encoding)
+def refused(exc: ReasonError, encoding: str) -> HttpResponse:
+    """The Status answer of a refused request: a bad body or key (400-415), or a project over one of its
+    limits (429 with Retry-After, ingest.limits.OverLimit; other projects go on). JSON APIs answer the same
+    errors through latency_obs/api_errors.py."""
+    response = error(*exc.answer(), encoding)
+    for header, value in exc.headers().items():
+        response[header] = value
+    return response
 
 
 def retry_later(status: int, reason: str, message: str, seconds: int, encoding: str) -> HttpResponse:

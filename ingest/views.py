@@ -1,18 +1,15 @@
 """OTLP/HTTP trace receiver: POST /v1/traces, protobuf or JSON, answered in the request's encoding."""
-import logging
-
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from ingest import limits, quarantine, queries, responses
+from ingest import cardinality, limits, quarantine, queries, responses
 from ingest.errors import IngestError
-from ingest.pipeline import OverLimit, SpoolFull, export
-from store.client import TIMEOUT_EXCEEDED, ClickHouseError
-from projects.keys import KeyError_, authorize
+from ingest.pipeline import SpoolFull, export
+from projects.keys import authorize
+from store.errors import ReasonError
 
-log = logging.getLogger(__name__)
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf", "application/json": "json"}
 
 
@@ -24,13 +21,9 @@ def traces(request) -> HttpResponse:
         return responses.error(415, "unsupported_media_type", "Content-Type must be application/x-protobuf or application/json", "json")
     try:
         raw = _read_limited(request, settings.INGEST_MAX_BODY_BYTES)
-        decoded = export(request.headers.get("Authorization"), responses.body(raw, request.headers), encoding)
-    except KeyError_ as exc:
-        return responses.error(exc.status, exc.reason, str(exc), encoding)
-    except IngestError as exc:
-        return responses.error(exc.status, exc.reason, exc.message, encoding)
-    except OverLimit as exc:
-        return responses.over_limit(exc, encoding)
+        decoded = export(request.headers.get("Authorization"), raw, encoding, request.headers.get("Content-Encoding", ""))
+    except ReasonError as exc:  # a bad key, body or size, or a project over its limits
+        return responses.refused(exc, encoding)
     except SpoolFull:
         return responses.throttled(encoding)
     return responses.success(decoded, encoding)
@@ -48,18 +41,14 @@ def _read_limited(request, limit: int) -> bytes:
 
 @require_GET
 def status(request) -> JsonResponse:
-    """What a project has stored, its ingest limits and the spans this process refused for it recently."""
-    try:
-        key = authorize(request.headers.get("Authorization"), "read")
-        stored = queries.ingest_status(key.project_id)
-    except KeyError_ as exc:
-        return JsonResponse({"error": exc.reason, "message": str(exc)}, status=exc.status)
-    except ClickHouseError as exc:  # slow or down: a 503 the sender may retry, the details in the log
-        log.warning("ingest status of project %s failed: %s", key.project_id, exc)
-        reason = "query_timeout" if exc.code == TIMEOUT_EXCEEDED else "store_error"
-        return JsonResponse({"error": reason, "message": "the span store did not answer; retry later"}, status=503)
+    """What a project has stored, its ingest limits and the spans this process refused for it recently.
+
+    A bad key answers 401/403 and a store that is slow or down 503, as JSON (latency_obs/api_errors.py)."""
+    key = authorize(request.headers.get("Authorization"), "read")
+    stored = queries.ingest_status(key.project_id)
     # the spool is shared by every project, so its size is not shown here (operators: /healthz)
     held = quarantine.spans_by_project(settings.INGEST_SPOOL_DIR).get(str(key.project_id), 0)
     return JsonResponse({"project": key.project_name, **stored, "quarantined_spans": held,
                          "limits": limits.project_limits(key.project_id).as_dict(),
-                         "throttled": limits.refused(key.project_id)})
+                         "throttled": limits.refused(key.project_id),
+                         "cardinality": cardinality.status(key.project_id)})

@@ -16,20 +16,11 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 60},
     },
-    # recent windows every minute: buckets of the hours that got spans, then the services' diagnoses
-    "materialize-request-buckets": {
-        "task": "analysis.tasks.materialize_request_buckets",
-        "schedule": 60.0,
-        "options": {"expires": 55},
-    },
-    "diagnose-recent-windows": {
-        "task": "analysis.tasks.diagnose_recent_windows",
-        "schedule": 60.0,
-        "options": {"expires": 55},
-    },
-    # latency budgets over the same recent window: which stage overspent
-    "evaluate-recent-budgets": {
-        "task": "budgets.tasks.evaluate_recent_budgets",
+    # every minute, one chain at one `now`: materialize the hours that got spans, diagnose the recent window,
+    # evaluate the budgets over it, then the alert rules, which read those diagnoses and budget violations
+    # (latency_obs/pipeline.py). Each step is also its own task, for manual runs.
+    "run-minute-pipeline": {
+        "task": "latency_obs.tasks.run_minute_pipeline",
         "schedule": 60.0,
         "options": {"expires": 55},
     },
@@ -38,12 +29,6 @@ app.conf.beat_schedule = {
         "task": "analysis.tasks.rollup_last_hour",
         "schedule": crontab(minute=2),
         "options": {"expires": 3000},
-    },
-    # alert rules over the same recent window: state changes and their webhook notifications
-    "evaluate-alert-rules": {
-        "task": "alerts.tasks.evaluate_alert_rules",
-        "schedule": 60.0,
-        "options": {"expires": 55},
     },
     # the webhook outbox: due deliveries and retries, also those created by processes without a worker
     "send-due-deliveries": {

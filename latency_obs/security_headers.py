@@ -5,7 +5,7 @@ script only from our own files (plotly.js and dashboard.js; the charts' data is 
 which are not run), so a span attribute that slips past escaping still cannot run as script. style-src allows
 inline styles: plotly.js injects <style> elements (Chromium blocks its charts' styling without this, even with
 style-src-attr allowed; tests/browser), and CSS cannot run script. The weekly review's offline file inlines
-its script; it is sent as an attachment (reports/views.py), which a browser saves rather than shows, so it
+its script; it is sent as an attachment (dashboard/views/reviews.py), which a browser saves rather than shows, so it
 gets the same policy here and runs once opened from disk, where no policy applies.
 
 Django's SecurityMiddleware and XFrameOptionsMiddleware set the other three too, but from inside

@@ -108,6 +108,8 @@ CLICKHOUSE_QUERY_TIMEOUT_SECONDS = env_int("CLICKHOUSE_QUERY_TIMEOUT_SECONDS", 3
 # Ingest: limits and the durable spool (a 2xx means the spans are on disk or in ClickHouse).
 OTLP_GRPC_PORT = env_int("OTLP_GRPC_PORT", 4317, minimum=0, maximum=65535)
 INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_BYTES", 64 * 1024 * 1024, minimum=1024)
+# Gunzipping one body may take this long (a ~64 MiB body inflates in well under a second); past it, 413.
+INGEST_MAX_INFLATE_SECONDS = env_float("INGEST_MAX_INFLATE_SECONDS", 5.0, minimum=0.1, maximum=600)
 INGEST_MAX_ATTRIBUTES = env_int("INGEST_MAX_ATTRIBUTES", 128, minimum=1)
 INGEST_MAX_ATTRIBUTE_LENGTH = env_int("INGEST_MAX_ATTRIBUTE_LENGTH", 4096, minimum=16)
 INGEST_SPOOL_DIR = Path(env_str("INGEST_SPOOL_DIR", str(DATA_DIR / "spool"))).resolve()
@@ -124,6 +126,12 @@ INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 INGEST_PROJECT_SPANS_PER_SECOND = env_int("INGEST_PROJECT_SPANS_PER_SECOND", 50_000, minimum=0)
 INGEST_PROJECT_BURST_SECONDS = env_float("INGEST_PROJECT_BURST_SECONDS", 2.0, minimum=0.1, maximum=3600)
 INGEST_PROJECT_SPOOL_SHARE = env_float("INGEST_PROJECT_SPOOL_SHARE", 0.5, minimum=0.01, maximum=1.0)
+# Cardinality guards, per project and hour (overrides in the admin; 0 = no limit): distinct values past
+# these are stored as __other__ (ingest/cardinality.py).
+INGEST_MAX_SERVICES_PER_HOUR = env_int("INGEST_MAX_SERVICES_PER_HOUR", 200, minimum=0, maximum=1_000_000)
+INGEST_MAX_ROUTES_PER_HOUR = env_int("INGEST_MAX_ROUTES_PER_HOUR", 1000, minimum=0, maximum=1_000_000)
+INGEST_MAX_TENANTS_PER_HOUR = env_int("INGEST_MAX_TENANTS_PER_HOUR", 10_000, minimum=0, maximum=1_000_000)
+INGEST_MAX_INSTANCES_PER_HOUR = env_int("INGEST_MAX_INSTANCES_PER_HOUR", 1000, minimum=0, maximum=1_000_000)
 # Spans ending further in the future than this (sender clock ahead) are refused: timestamp_out_of_range.
 # A batch ClickHouse refuses for its data is bisected for at most this long; what is still refused then is
 # quarantined whole (replayable), so the writer moves on.

@@ -12,7 +12,6 @@ urlpatterns = [
     path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", login.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
-    path("reviews/", include("reports.urls")),
     path("", include("dashboard.urls")),
 ]
 

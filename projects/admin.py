@@ -11,6 +11,9 @@ class ProjectAdmin(admin.ModelAdmin):
         (None, {"fields": ("name", "members", "created_at")}),
         ("Ingest limits (blank = the default from the settings)",
          {"fields": ("ingest_spans_per_second", "ingest_spool_share")}),
+        ("Cardinality limits per hour (blank = the default from the settings; past them: __other__)",
+         {"fields": ("ingest_max_services_per_hour", "ingest_max_routes_per_hour",
+                     "ingest_max_tenants_per_hour", "ingest_max_instances_per_hour")}),
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from projects.errors import AccessError
 from projects.models import ApiKey, hash_key
 
 CACHE_SECONDS = 5.0
@@ -21,19 +22,11 @@ class KeyInfo:
     scopes: frozenset[str]
 
 
-class KeyError_(Exception):
+class KeyError_(AccessError):
     """Authorization failed; reason is missing_key or unknown_key (401), or missing_scope (403).
 
     A revoked key answers unknown_key: the answer does not tell revoked keys from made-up ones.
     """
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
-
-    @property
-    def status(self) -> int:
-        return 403 if self.reason == "missing_scope" else 401
 
 
 def bearer_token(header: str | None) -> str:

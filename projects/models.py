@@ -27,6 +27,23 @@ class Project(models.Model):
         help_text="Share of the spool (INGEST_SPOOL_MAX_BYTES) this project's unwritten spans may fill, "
                   "0.01-1.0; past it, 429 spool_quota. 1.0 = no per-project limit; "
                   "blank = INGEST_PROJECT_SPOOL_SHARE. Takes effect within 5 seconds.")
+    # Cardinality guards (ingest/cardinality.py): distinct values per hour, the rest stored as __other__.
+    ingest_max_services_per_hour = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="max services per hour",
+        help_text="Distinct service.name values per hour; spans of further services are stored as __other__. "
+                  "0 = unlimited; blank = INGEST_MAX_SERVICES_PER_HOUR.")
+    ingest_max_routes_per_hour = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="max routes per hour",
+        help_text="Distinct routes per hour; further routes are stored as __other__. "
+                  "0 = unlimited; blank = INGEST_MAX_ROUTES_PER_HOUR.")
+    ingest_max_tenants_per_hour = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="max tenants per hour",
+        help_text="Distinct tenant.id values per hour; further tenants are stored as __other__. "
+                  "0 = unlimited; blank = INGEST_MAX_TENANTS_PER_HOUR.")
+    ingest_max_instances_per_hour = models.PositiveIntegerField(
+        null=True, blank=True, verbose_name="max instances per hour",
+        help_text="Distinct service.instance.id values per hour; further instances are stored as __other__. "
+                  "0 = unlimited; blank = INGEST_MAX_INSTANCES_PER_HOUR.")
 
     def __str__(self):
         return self.name

@@ -6,14 +6,14 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 
 from analysis import evidence, queries
+from analysis.buckets import PARTS
 from analysis.diagnosis_service import cost_per_success
+from analysis.evidence_types import LEVELS, Buckets
 from analysis.models import WindowDiagnosis
 from budgets.models import BudgetViolation
 from reports import weeks
 
 DAY_MS = 86_400_000
-LEVELS = ("p50", "p95", "p99")
-SHARE_BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry")
 TOP_TENANTS = 5
 TOP_VIOLATIONS = 10
 
@@ -31,11 +31,19 @@ def _percentiles(this: dict, last: dict) -> dict:
             for b in ("ttft", "total")}
 
 
-def _p95_shares(dist: dict) -> dict:
-    """bucket p95 / total p95 (each quantile taken separately, so the shares need not sum to 1)."""
-    total = dist["buckets"]["total"]["p95"]
-    return {b: (dist["buckets"][b]["p95"] / total if total and dist["buckets"][b]["p95"] is not None else None)
-            for b in SHARE_BUCKETS}
+def _dominance(this: dict, last: dict) -> dict:
+    """bucket p95 / total p95 per bucket, this week and last: the diagnosis's p95_share (each quantile taken
+    separately, so the shares need not sum to 1)."""
+    shares = {side: evidence.dominance(Buckets.from_json(dist["buckets"]), {})
+              for side, dist in (("this", this), ("last", last))}
+    return {b: {side: getattr(shares[side], b).p95_share for side in ("this", "last")} for b in PARTS}
+
+
+def _tenants(rows: list[dict]) -> list[dict]:
+    """The TOP_TENANTS worst tenants by TTFT p95 (unknown last)."""
+    tails = sorted(evidence.tenants(rows), key=lambda t: -(t.ttft_p95 if t.ttft_p95 is not None else -1))
+    return [{"tenant": t.tenant, "requests": t.count, "ttft_p95": t.ttft_p95, "total_p95": t.total_p95}
+            for t in tails[:TOP_TENANTS]]
 
 
 def _days(project_id, service, start, end) -> list[dict]:
@@ -49,9 +57,9 @@ def _days(project_id, service, start, end) -> list[dict]:
     out = []
     for day in sorted(set(sweep) | set(minutes)):
         gap, churn = evidence.gap_fraction(sweep[day]), evidence.churn(minutes[day])
-        out.append({"day": day.isoformat(), "gap_fraction": gap["service"], "backlog_seconds": gap["backlog_seconds"],
-                    "new_connections_per_success": churn["new_connections_per_success"],
-                    "spearman_ttft_p95": churn["spearman_ttft_p95"]})
+        out.append({"day": day.isoformat(), "gap_fraction": gap.service, "backlog_seconds": gap.backlog_seconds,
+                    "new_connections_per_success": churn.new_connections_per_success,
+                    "spearman_ttft_p95": churn.spearman_ttft_p95})
     return out
 
 
@@ -72,20 +80,15 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
     prev = (start - timedelta(days=7), start)
     this = queries.bucket_distribution(project.pk, service, start, end)
     last = queries.bucket_distribution(project.pk, service, *prev)
-    tails = sorted(queries.tenant_tails(project.pk, service, start, end),
-                   key=lambda t: -(t["ttft"]["p95"] if t["ttft"]["p95"] is not None else -1))[:TOP_TENANTS]
     retries = queries.retry_summary(project.pk, service, start, end)
-    hours = (end - start).total_seconds() / 3600
-    per_hour = retries["successful_runs"] / hours if hours else None
-    shares_this, shares_last = _p95_shares(this), _p95_shares(last)
+    per_hour = evidence.per_hour(retries["successful_runs"], (end - start).total_seconds() * 1000)
     return {
         "service": service,
         "requests": {"this": this["requests"], "last": last["requests"]},
         "percentiles": _percentiles(this, last),
-        "dominance": {b: {"this": shares_this[b], "last": shares_last[b]} for b in SHARE_BUCKETS},
+        "dominance": _dominance(this, last),
         "violations": _violations(project, service, start, end),
-        "tenants": [{"tenant": t["tenant"], "requests": t["requests"], "ttft_p95": t["ttft"]["p95"],
-                     "total_p95": t["total"]["p95"]} for t in tails],
+        "tenants": _tenants(queries.tenant_tails(project.pk, service, start, end)),
         "days": _days(project.pk, service, start, end),
         "retries": {k: retries[k] for k in ("runs", "extra_attempts", "wasted_input_tokens", "wasted_output_tokens")},
         "successes_per_hour": per_hour,

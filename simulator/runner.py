@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 from simulator.emit import Emitter
 from simulator.model import simulate
-from simulator.scenarios import Scenario, Tenant
+from simulator.scenarios import Scenario
 
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -119,14 +119,6 @@ PRESETS: dict[str, Scenario] = {
 }
 
 
-@dataclass(frozen=True)
-class Phase:
-    """A stretch of a mixed run (the demo): a preset for a share of the duration."""
-
-    scenario: Scenario
-    share: float
-
-
 # A service keeps one cap across its phases (the backlog incident doubles its rate instead of halving
 # the cap), as a real fleet mostly would.
 DEMO_SERVICES = {

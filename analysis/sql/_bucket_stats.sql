@@ -1,5 +1,5 @@
--- p50/p95/p99 (exact), mean and count in ms of every bucket: the column list shared by the
--- bucket_distribution*.sql queries, put in place of their bucket_stats marker line by analysis/queries.py.
+-- p50/p95/p99 (exact), mean and count in ms of every bucket (analysis.buckets.ALL): the column list shared
+-- by the bucket_distribution*.sql queries.
     quantilesExactInclusive(0.5, 0.95, 0.99)(t_queue_ms) AS t_queue_q, avg(t_queue_ms) AS t_queue_mean, count(t_queue_ms) AS t_queue_count,
     quantilesExactInclusive(0.5, 0.95, 0.99)(t_conn_ms) AS t_conn_q, avg(t_conn_ms) AS t_conn_mean, count(t_conn_ms) AS t_conn_count,
     quantilesExactInclusive(0.5, 0.95, 0.99)(t_first_token_ms) AS t_first_token_q, avg(t_first_token_ms) AS t_first_token_mean, count(t_first_token_ms) AS t_first_token_count,

@@ -7,8 +7,6 @@ SELECT
     {{bucket_stats}}
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32} AND service = {service:String}
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
-  AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+  AND {{window}} AND {{filters}}
 GROUP BY segment
 ORDER BY segment

@@ -9,8 +9,7 @@ FROM
     SELECT tenant AS attempt_tenant, t_queue_ms, arrayJoin({tenants:Array(String)}) AS tenant_of_interest
     FROM request_buckets FINAL
     WHERE project_id = {project_id:UInt32} AND service = {service:String}
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-      AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+      AND {{window}}
 )
 WHERE attempt_tenant != tenant_of_interest
 GROUP BY tenant_of_interest

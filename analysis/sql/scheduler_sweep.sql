@@ -1,4 +1,4 @@
--- Scheduler state of each instance of one service (span-convention.md, "Scheduler state over time")
+-- Scheduler state of each instance of one service (docs/span-convention.md, "Scheduler state over time")
 -- over the window [start, end), swept from every attempt queued or in flight during it; route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). One pass, two groupings:
 -- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (the

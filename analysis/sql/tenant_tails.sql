@@ -8,8 +8,6 @@ SELECT
     quantilesExactInclusive(0.95, 0.99)(t_queue_ms) AS t_queue_q, count(t_queue_ms) AS t_queue_count
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32} AND service = {service:String}
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
-  AND ({route:String} = '' OR route = {route:String})
+  AND {{window}} AND ({route:String} = '' OR route = {route:String})
 GROUP BY tenant
 ORDER BY requests DESC, tenant

@@ -16,7 +16,7 @@ from dashboard.access import page
 from dashboard.budget_forms import CustomBudgetForm, PickForm, PresetBudgetForm, TargetsForm, duplicate_error
 
 RECENT_VIOLATIONS = 10
-STAGE_LABELS = {TOTAL: "Total", **{code: label for code, (_, label) in STAGES.items()}}
+STAGE_LABELS = {TOTAL: "Total", **STAGES}
 
 
 @require_http_methods(["GET", "POST"])

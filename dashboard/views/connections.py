@@ -16,15 +16,15 @@ def connections(request, page):
     minutes = analysis_queries.churn_windows(page.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
     churn = evidence.churn(minutes)
     points = evidence.churn_windows_kept(minutes)
-    trend = scheduling.trend_line(points, "new_per_success", "ttft_p95", churn["slope"])
+    trend = scheduling.trend_line(points, "new_per_success", "ttft_p95", churn.slope)
     t = configured()
     return page.render("dashboard/connections.html", {
         "churn": churn, "minutes": len(minutes), "min_successes": evidence.MIN_WINDOW_SUCCESSES,
         "thresholds": {"per_success": t.new_connections_per_success, "spearman": t.churn_spearman},
         "totals": {k: sum(m[k] for m in minutes) for k in ("attempts", "new_connections", "successes")},
         "scatter": [
-            ("churn-p95", charts.churn_scatter(points, "ttft_p95", "TTFT p95", churn["spearman_ttft_p95"], trend)),
-            ("churn-stddev", charts.churn_scatter(points, "ttft_stddev", "TTFT stddev", churn["spearman_ttft_stddev"])),
+            ("churn-p95", charts.churn_scatter(points, "ttft_p95", "TTFT p95", churn.spearman_ttft_p95, trend)),
+            ("churn-stddev", charts.churn_scatter(points, "ttft_stddev", "TTFT stddev", churn.spearman_ttft_stddev)),
         ] if points else [],
         "series": ("churn-series", charts.churn_series(minutes, "New connections per success and TTFT p95 per minute",
                                                        (f.start, f.end))),

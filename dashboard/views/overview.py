@@ -1,8 +1,8 @@
 from django.views.decorators.http import require_GET
 
-from analysis import queries as analysis_queries
+from analysis import queries
 from analysis.stats import series_width_ms
-from dashboard import charts, queries
+from dashboard import charts
 from dashboard.access import page
 from dashboard.verdicts import latest_per_service
 
@@ -15,11 +15,11 @@ def overview(request, page):
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
     window = (f.start, f.end)
     series = queries.overview_series(*args, width, route=f.route, tenant=f.tenant)
-    by_route = analysis_queries.bucket_distribution_by_dimension(*args, "route", route=f.route, tenant=f.tenant)
+    by_route = queries.bucket_distribution_by_dimension(*args, "route", route=f.route, tenant=f.tenant)
     rows = [{"label": r["value"] or "(no route)", "buckets": r["buckets"]} for r in by_route]
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
-    summary = analysis_queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
+    summary = queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
     verdicts = latest_per_service(page.project, [s["service"] for s in page.services])
     return page.render("dashboard/overview.html", {
         "totals": totals, "summary": summary,

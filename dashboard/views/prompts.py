@@ -4,12 +4,12 @@ from django.views.decorators.http import require_GET
 
 from analysis import evidence
 from analysis import queries as analysis_queries
+from analysis.buckets import ALL
 from analysis.diagnosis import prefill_ratio
 from analysis.thresholds import configured
 from dashboard import charts
 from dashboard.access import page
 
-BUCKETS = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "ttft", "total")
 LEVELS = ("p50", "p95")
 
 
@@ -21,12 +21,12 @@ def prompts(request, page):
     segments = analysis_queries.bucket_distribution_by_segment(
         page.project.pk, f.service, f.start, f.end, edges, route=f.route, tenant=f.tenant)
     thresholds = configured()
-    ratio = prefill_ratio({"segments": evidence.segments(segments)}, thresholds)
+    ratio = prefill_ratio(evidence.segments(segments), thresholds)
     # Ascending prompt length, attempts without input_tokens last (the query puts them first).
     rows = sorted(({"label": s["segment"], **s} for s in segments), key=lambda s: s["segment"] == "unknown")
     counted = [s["segment"] != "unknown" and s["requests"] >= thresholds.prefill_min_count for s in rows]
     # Segments as columns, like the charts' x axis: each bucket reads left to right as prompts grow.
-    lines = [(f"{b} {level}", [s["buckets"][b][level] for s in rows]) for b in BUCKETS for level in LEVELS]
+    lines = [(f"{b} {level}", [s["buckets"][b][level] for s in rows]) for b in ALL for level in LEVELS]
     return page.render("dashboard/prompts.html", {
         "rows": rows, "counted": counted, "lines": lines, "edges": edges, "ratio": ratio, "thresholds": thresholds,
         "charts": [

@@ -3,8 +3,9 @@ from datetime import timedelta
 
 from django.views.decorators.http import require_GET
 
-from dashboard import charts
-from dashboard import runs as runs_
+from analysis import runs as runs_
+from analysis.buckets import PARTS
+from dashboard import charts, waterfall
 from dashboard.access import page
 
 WIDER = timedelta(days=7)
@@ -17,7 +18,7 @@ def list_options(params) -> dict:
     bucket = params.get("bucket", "")
     return {"q": params.get("q", "").strip(),
             "sort": sort if sort in runs_.SORTS else "total",
-            "bucket": bucket if bucket in runs_.BUCKETS else "",
+            "bucket": bucket if bucket in PARTS else "",
             "status": params.get("status", "") if params.get("status") in ("error", "ok") else "",
             "retried": "1" if params.get("retried") == "1" else ""}
 
@@ -36,7 +37,9 @@ def runs(request, page):
         page.project.pk, f.start, f.end, service="" if opts["q"] else f.service, route=f.route, tenant=f.tenant,
         runs=matched, sort=opts["bucket"] or opts["sort"], status=opts["status"], retried=opts["retried"])
     for r in found:
-        # the URL pattern takes no "/": such a run id is listed without a link
+        # TRICKY: the URL pattern (<path:run_id>) opens a pasted run id with "/", but a link to one is not
+        # safe: browsers resolve "." and ".." segments (escaped or not), so a hostile id could lead elsewhere.
+        # Such a run is listed without a link.
         r["link"] = f.query(service=r["service"]) if "/" not in r["run_id"] else None
     return page.render("dashboard/runs.html", {
         "runs": found, "opts": opts, "wider": wider, "wider_covered": f.end - f.start >= WIDER,
@@ -49,7 +52,7 @@ def choices(f, opts) -> dict:
         return f.query(**{**opts, **changes})
     return {
         "order": [(s, link(sort=s, bucket=""), not opts["bucket"] and opts["sort"] == s) for s in runs_.SORTS]
-                 + [(b, link(bucket=b), opts["bucket"] == b) for b in runs_.BUCKETS],
+                 + [(b, link(bucket=b), opts["bucket"] == b) for b in PARTS],
         "status": [(label, link(status=v), opts["status"] == v) for label, v in
                    (("any", ""), ("failed", "error"), ("succeeded", "ok"))],
         "retried": [("any", link(retried=""), not opts["retried"]),
@@ -70,7 +73,7 @@ def run(request, page, run_id):
             "wider": f.query(range="", start=f.end - WIDER, end=f.end, service=service)}, status=404)
     end_ns = max(a["released_ns"] or a["start_ns"] for a in attempts)
     spans = runs_.spans(page.project.pk, [a["trace_id"] for a in attempts], attempts[0]["start_ns"], end_ns)
-    laid = runs_.layout(attempts, spans)
+    laid = waterfall.layout(attempts, spans)
     return page.render("dashboard/run.html", {
         "run_id": run_id, "summary": runs_.summary(attempts), "attempts": laid["attempts"], "spans": laid["spans"],
         "truncated": len(spans) >= runs_.MAX_SPANS,

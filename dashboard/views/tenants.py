@@ -12,7 +12,7 @@ def tenants(request, page):
     f = page.filters
     noisy = f.end - f.start <= tenancy.NOISY_MAX_WINDOW or request.GET.get("noisy") == "1"
     report = tenancy.report(page.project.pk, f.service, f.start, f.end, route=f.route, noisy=noisy)
-    service = {"ttft_p95": report["service"]["ttft"]["p95"], "total_p95": report["service"]["total"]["p95"]}
+    service = {"ttft_p95": report["service"].ttft.p95, "total_p95": report["service"].total.p95}
     top = report["rows"][:tenancy.CHART_TENANTS]
     noisy_top = report["noisy"][:tenancy.CHART_TENANTS]
     return page.render("dashboard/tenants.html", {

@@ -14,6 +14,7 @@ from alerts.models import AlertRule, AlertState, Delivery
 from alerts.tasks import evaluate_alert_rules
 from analysis.materialize import materialize
 from analysis.models import WindowDiagnosis
+from budgets.evaluation import evaluate_recent
 from budgets.models import Budget, BudgetViolation
 from tests import factories as f
 
@@ -231,22 +232,31 @@ def test_rule_validation(alice):
     AlertRule(project=project, name="x", kind=AlertRule.PERCENTILE, service=SVC, group_by="tenant").full_clean()
 
 
-def test_budget_violation_rule(alice, json_hook, receiver, send, ev):
+def test_budget_violation_rule_reads_the_violations_stored_for_its_window(alice, json_hook, receiver, send, ev):
     project, key = alice
-    send(project, key, _traffic(20, SLOW))
+    send(project, key, _traffic(20, SLOW), _traffic(20, FAST, window=W2))
     budget = Budget.objects.create(project=project, service=SVC, route="", total_ms=2500)
     rule = _rule(project, [json_hook], kind=AlertRule.BUDGET_VIOLATION, name="budget", budget=budget, for_seconds=0,
                  min_requests=21)
-    # the rule evaluates the window's budget itself (the budgets job may not have run yet): total 3335 > 2500
-    assert ev(rule, W1, T0) == {"": "ok"}  # but on 20 requests, fewer than the rule's 21
+    # before the budgets step has evaluated the window nothing is known: no group is judged, none is created
+    assert ev(rule, W1, T0) == {} and not AlertState.objects.exists()
+    assert not BudgetViolation.objects.exists()  # the rule evaluates no budget itself
+    evaluate_recent(T0)  # the budgets step of the minute ending at T0: W1, total 3335 > 2500
     assert list(BudgetViolation.objects.values_list("stage", "over_ms", "requests")) == [("total", 835.0, 20)]
+    assert ev(rule, W1, T0) == {"": "ok"}  # a violation on 20 requests, fewer than the rule's 21
     rule.min_requests = 20
     rule.save()
     assert ev(rule, W1, T0) == {"": "firing"}
-    assert BudgetViolation.objects.count() == 1
     [body] = _bodies(receiver)
     assert body["data"]["numbers"] == {"value": 835.0}
     assert body["data"]["context"].startswith("Budget violation: largest overspend (ms) over ")
+
+    # the next window (total 1235): firing until the budgets step has evaluated it, then one resolution
+    assert ev(rule, W2, W2[1]) == {} and AlertState.objects.get(rule=rule).state == "firing"
+    evaluate_recent(W2[1])
+    assert ev(rule, W2, W2[1]) == {"": "ok"}
+    assert [b["event"] for b in _bodies(receiver)] == ["alert.firing", "alert.resolved"]
+    assert BudgetViolation.objects.count() == 1  # W1's; W2 is within budget
 
 
 @override_settings(WEBHOOK_BACKOFF_BASE_MS=10)
@@ -276,5 +286,8 @@ def test_evaluate_all_covers_enabled_rules_over_the_recent_window(alice, json_ho
     with django_capture_on_commit_callbacks(execute=True):
         assert rules.evaluate_all(T0 + timedelta(seconds=30)) == {"rules": 1, "firing": 1}
     assert [b["data"]["title"] for b in _bodies(receiver)] == ["[FIRING] p95 total llm-gateway"]
-    # the beat task runs at the real now: no traffic there, nothing changes
+    # the task takes its `now` as ISO 8601 (the pipeline's), else the clock: no traffic there, nothing changes
+    assert evaluate_alert_rules.apply(args=[(T0 + timedelta(seconds=40)).isoformat()]).get() == {"rules": 1,
+                                                                                              "firing": 1}
     assert evaluate_alert_rules.apply().get() == {"rules": 1, "firing": 0}
+    assert len(receiver.requests) == 1

@@ -53,3 +53,31 @@ def test_loopback_is_allowed_only_with_the_setting():
     for url in ("http://93.184.216.34/x", "https://10.0.0.1/x", "http://10.0.0.1/x"):
         with pytest.raises(ValidationError):
             validate_webhook_url(url)
+
+
+@override_settings(WEBHOOK_ALLOW_LOOPBACK=True)
+@pytest.mark.parametrize("url, message", [
+    # 6to4: the IPv4 is bits 16-48 (2002:7f00:0001:: -> 127.0.0.1)
+    ("https://[2002:7f00:1::1]/x", "a loopback address (127.0.0.1, embedded in 2002:7f00:1::1)"),
+    ("https://[2002:a00:1::1]/x", "a private address (10.0.0.1, embedded in 2002:a00:1::1)"),
+    ("https://[2002:a9fe:a9fe::1]/x", "a link-local address (169.254.169.254"),
+    # Teredo, server 65.54.227.120: the client is the last 32 bits XOR 0xffffffff (80ff:fffe -> 127.0.0.1)
+    ("https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x", "a loopback address (127.0.0.1, embedded in"),
+    ("https://[2001:0:4136:e378:8000:63bf:3f57:fffe]/x", "a private address (192.168.0.1, embedded in"),
+    # NAT64 translates the last 32 bits
+    ("https://[64:ff9b::7f00:1]/x", "a loopback address (127.0.0.1, embedded in"),
+    ("https://[64:ff9b::a00:1]/x", "a private address (10.0.0.1, embedded in"),
+])
+def test_ipv6_forms_embedding_an_ipv4_are_judged_by_it_even_with_loopback_allowed(url, message):
+    with pytest.raises(ValidationError) as exc:
+        validate_webhook_url(url)
+    assert message in " ".join(exc.value.messages)
+
+
+@override_settings(WEBHOOK_ALLOW_LOOPBACK=False)
+def test_6to4_of_a_public_address_is_accepted_and_other_translations_stay_refused():
+    assert validate_webhook_url("https://[2002:808:808::1]/hook")  # 8.8.8.8
+    # Teredo and NAT64 are not globally routable prefixes themselves, even around a public IPv4
+    for url in ("https://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/x", "https://[64:ff9b::808:808]/x"):
+        with pytest.raises(ValidationError):
+            validate_webhook_url(url)

@@ -20,7 +20,7 @@ def calls(monkeypatch):
     def fake_collect(project_id, service, start, end, route="", tenant=""):
         seen.append({"project_id": project_id, "service": service, "start": start, "end": end,
                      "route": route, "tenant": tenant})
-        return samples.queue_backlog() if service == "chat" else {"requests": 0}
+        return samples.queue_backlog() if service == "chat" else samples.no_requests()
 
     monkeypatch.setattr("analysis.diagnosis_service.collect", fake_collect)
     return seen

@@ -16,7 +16,7 @@ def calls(monkeypatch):
 
     def fake_collect(project_id, service, start, end, route="", tenant=""):
         seen.append((project_id, service, route, tenant))
-        return samples.noisy_tenant() if service == "chat" else {"requests": 0}
+        return samples.noisy_tenant() if service == "chat" else samples.no_requests()
 
     monkeypatch.setattr("analysis.diagnosis_service.collect", fake_collect)
     return seen

@@ -2,7 +2,8 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, diagnose
+from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, Node, diagnose, evaluate, metric
+from analysis.evidence_types import Evidence
 from analysis.recommendations import FIXES
 from analysis.thresholds import DEFAULT, configured
 from tests.analysis import evidence_samples as samples
@@ -64,19 +65,15 @@ def test_admission_gap_does_not_also_report_the_backlog_it_explains():
 
 
 def test_retry_amplification_needs_retries_to_follow_queue_depth():
-    evidence = samples.retry_amplification()
-    assert diagnose(evidence)["path"][-1]["node"] == "retry_queue_spearman"
-    evidence["retries"]["spearman_retries_queue_depth"] = 0.1
-    result = diagnose(evidence)
+    assert diagnose(samples.retry_amplification())["path"][-1]["node"] == "retry_queue_spearman"
+    result = diagnose(samples.retry_amplification(retries__spearman_retries_queue_depth=0.1))
     # retries high but unrelated to queue depth: the backlog is the cause, the retries a finding
     assert result["verdict"] == "queue_backlog"
     assert "retry_amplification" in codes(result)
 
 
 def test_retries_without_backlog_are_retry_amplification():
-    evidence = samples.healthy()
-    evidence["retries"]["rate"] = 0.30
-    result = diagnose(evidence)
+    result = diagnose(samples.healthy(retries__rate=0.30))
     assert result["verdict"] == "retry_amplification"
     assert result["path"][-1]["node"] == "retry_rate"
 
@@ -88,9 +85,7 @@ def test_prefill_ratio_compares_longest_and_shortest_segments():
 
 
 def test_churn_needs_both_reuse_and_correlation():
-    evidence = samples.connection_churn()
-    evidence["churn"]["spearman_ttft_p95"] = 0.1
-    result = diagnose(evidence)
+    result = diagnose(samples.connection_churn(churn__spearman_ttft_p95=0.1))
     # 0.55 new connections per success but TTFT does not follow them: falls through to prefill_pressure
     assert answers(result)["new_connections"] == "yes" and answers(result)["churn_spearman"] == "no"
     assert result["verdict"] == "prefill_pressure"
@@ -98,27 +93,29 @@ def test_churn_needs_both_reuse_and_correlation():
 
 
 def test_high_ttft_with_slow_decode_is_decode_throughput():
-    evidence = samples.connection_churn()
-    evidence["decode"]["ms_per_output_token_p50"] = 57.0
-    result = diagnose(evidence)
+    result = diagnose(samples.connection_churn(decode__ms_per_output_token_p50=57.0))
     assert result["verdict"] == "decode_throughput"
     assert "connection_churn" in codes(result)
 
 
+def _unknown(data):
+    """The same JSON with every number None."""
+    if isinstance(data, dict):
+        return {k: _unknown(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_unknown(v) for v in data]
+    return data if isinstance(data, str) else None
+
+
 def test_all_none_evidence_is_healthy_with_unknown_answers():
-    evidence = samples.healthy()
-    for section in ("buckets", "dominance", "stages", "decode", "churn", "retries", "gap_fraction"):
-        evidence[section] = {k: None for k in evidence[section]}
-    evidence["segments"] = {k: {"ttft_p50": None, "ttft_p95": None, "count": 0} for k in evidence["segments"]}
-    evidence["success_rate"] = None
-    result = diagnose(evidence)
+    result = diagnose(Evidence.from_json(_unknown(samples.HEALTHY)))
     assert result["verdict"] == "healthy"
     assert set(answers(result).values()) == {"unknown"}
     assert result["findings"] == []
 
 
 def test_empty_evidence_is_healthy():
-    result = diagnose({})
+    result = diagnose(samples.no_requests())
     assert result["verdict"] == "healthy"
     assert all(step["value"] is None for step in result["path"])
 
@@ -136,22 +133,18 @@ def test_noisy_tenant_is_a_backlog_with_tenant_findings():
 
 
 def test_tenant_holding_slots_in_proportion_to_its_traffic_is_not_noisy():
-    evidence = samples.noisy_tenant()
-    evidence["tenants"][0]["count"] = 10_000  # 10000 / 11800 = 85% of arrivals >= 63% of slots
+    evidence = samples.noisy_tenant(tenants__0__count=10_000)  # 10000 / 11800 = 85% of arrivals >= 63% of slots
     assert "noisy_neighbour" not in codes(diagnose(evidence))
 
 
 def test_small_tenants_are_not_outliers():
-    evidence = samples.healthy()
-    evidence["tenants"].append({"tenant": "tiny", "count": 5, "ttft_p95": 5000.0, "ttft_p99": 6000.0,
-                                "total_p95": 9000.0, "total_p99": 9500.0})
+    tiny = samples.tail("tiny", 5, 5000.0, 6000.0, 9000.0, 9500.0)
+    evidence = samples.healthy(tenants=samples.HEALTHY["tenants"] + [tiny])
     assert diagnose(evidence)["findings"] == []
 
 
 def test_two_causes_give_a_verdict_and_a_finding():
-    evidence = samples.queue_backlog()
-    evidence["dominance"]["t_post"] = {"p50_share": 0.38, "p95_share": 0.3}
-    result = diagnose(evidence)
+    result = diagnose(samples.queue_backlog(dominance__t_post={"p50_share": 0.38, "p95_share": 0.3}))
     assert result["verdict"] == "queue_backlog"
     finding = next(f for f in result["findings"] if f["code"] == "post_processing")
     assert finding["kind"] == "cause"
@@ -159,10 +152,9 @@ def test_two_causes_give_a_verdict_and_a_finding():
 
 
 def test_low_success_rate_is_a_finding():
-    evidence = samples.retry_amplification()
-    assert "low_success_rate" not in codes(diagnose(evidence))  # 0.97 >= 0.95
-    evidence["success_rate"] = 0.9
-    low = next(f for f in diagnose(evidence)["findings"] if f["code"] == "low_success_rate")
+    assert "low_success_rate" not in codes(diagnose(samples.retry_amplification()))  # 0.97 >= 0.95
+    low = next(f for f in diagnose(samples.retry_amplification(success_rate=0.9))["findings"]
+               if f["code"] == "low_success_rate")
     assert low["value"] == 0.9 and low["threshold"] == 0.95
 
 
@@ -188,3 +180,11 @@ def test_flowchart_nodes_lead_to_nodes_or_verdicts():
     reachable = {n.yes for n in FLOWCHART} | {n.no for n in FLOWCHART}
     assert set(VERDICTS) <= reachable
     assert set(FIXES) == set(VERDICTS)
+
+
+def test_a_misspelt_evidence_name_raises_instead_of_reading_unknown():
+    typo = Node("queue_p95", "?", metric(lambda e: e.buckets.t_queue.p59), "queue_p95_ms", yes="healthy", no="healthy")
+    with pytest.raises(AttributeError, match="p59"):
+        evaluate(typo, samples.queue_backlog(), DEFAULT)
+    with pytest.raises(AttributeError):  # a bare dict is not evidence either
+        diagnose(samples.HEALTHY)

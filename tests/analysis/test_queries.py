@@ -217,3 +217,25 @@ def test_spearman_and_slope_by_hand():
     assert stats.slope([0, 1, 2], [1, 3, 5]) == pytest.approx(2)
     assert stats.series_width_ms(20 * 60_000) == 10_000  # 6 s per point -> 10 s
     assert stats.series_width_ms(24 * 3_600_000) == 600_000  # 432 s -> 10 min
+
+
+def test_bucket_quantile_per_route_and_for_the_whole_service(send):
+    pid = send(f.request(f.attempt(t_queue_ms=10, route="/a"), f.attempt(t_queue_ms=30, route="/a"),
+                         f.attempt(t_queue_ms=50, route="/b")))
+    # /a: 10, 30 -> p50 20; /b: 50; the service: 10 30 50 -> p90 at rank 1.8 -> 30 + 0.8 x 20 = 46
+    assert queries.bucket_quantile(*_window(pid), "t_queue", 0.5, group="route") == {"/a": (20, 2), "/b": (50, 1)}
+    assert queries.bucket_quantile(*_window(pid), "t_queue", 0.9, group="service") == {"": (pytest.approx(46), 3)}
+    # no attempt has a retry wait: a known count of 3, not a missing value (t_retry is 0 on final attempts)
+    assert queries.bucket_quantile(*_window(pid), "t_retry", 0.5) == {"": (0, 3)}
+
+
+def test_bucket_quantile_refuses_a_name_outside_the_buckets():
+    with pytest.raises(ValueError):
+        queries.bucket_quantile(1, SVC, f.BASE - DAY, f.BASE, "span_id", 0.5)
+
+
+def test_overview_series_counts_errors_and_leaves_failed_attempts_out_of_the_quantiles(send):
+    pid = send(f.request(f.attempt(t_queue_ms=10), f.attempt(t_queue_ms=30), f.attempt(status_code=ERROR)))
+    [point] = queries.overview_series(*_window(pid), width_ms=3_600_000)
+    # successful ttft: 10 + 300 and 30 + 300 -> p50 320
+    assert (point["requests"], point["errors"], point["ttft"]["p50"]) == (3, 1, 320)

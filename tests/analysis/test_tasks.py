@@ -51,6 +51,22 @@ def test_diagnose_window_task_stores_one_result_per_window(traffic):
     assert WindowDiagnosis.objects.get().result["evidence"]["requests"] == 3
 
 
+def test_the_minute_and_hour_tasks_take_their_now_as_iso(alice, ingest, clickhouse):
+    project, key = alice
+    ingest(key, f.request(*[f.attempt(t_first_token_ms=900, start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(3)]))
+    now = f.BASE + timedelta(minutes=15, seconds=5)  # the minute pipeline's `now`: the recent window 10:00-10:15
+    assert tasks.materialize_request_buckets.apply(args=[now.isoformat()]).get()["rows"] == 3
+    assert JobWatermark.objects.get(name="materialize").at == now
+    recent = tasks.diagnose_recent_windows.apply(args=[now.isoformat()]).get()
+    # TTFT 20 + 900 ms is over 600 ms, with nothing else slow
+    assert recent == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(minutes=15)).isoformat()],
+                      "verdicts": {"prefill_pressure": 1}}
+    hourly = tasks.rollup_last_hour.apply(args=["2026-01-05T11:02:00Z"]).get()
+    assert hourly == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(hours=1)).isoformat()],
+                      "verdicts": {"prefill_pressure": 1}}
+    assert WindowDiagnosis.objects.filter(project=project).count() == 2
+
+
 @pytest.mark.slow
 def test_a_real_worker_on_redis_runs_the_materialize_task(traffic, clickhouse, transactional_db):
     worker_app = Celery("latency_obs_test", broker=REDIS_URL)

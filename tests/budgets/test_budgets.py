@@ -6,11 +6,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.materialize import materialize
+from analysis.queries import stage_percentiles
 from budgets import tasks
-from budgets.evaluation import evaluate, evaluate_active
+from budgets.evaluation import evaluate, evaluate_active, evaluated
 from budgets.models import Budget, BudgetViolation, StageTarget
 from budgets.presets import PRESETS
-from budgets.queries import stage_percentiles
 from budgets.stages import STAGES
 from latency_obs.celery import app
 from tests import factories as f
@@ -143,7 +143,7 @@ def test_another_projects_data_never_counts(alice, bob, send):
 
 
 def test_preset_is_the_seed_budget(alice):
-    # ../shared/seeds/003: 2.5 s p95 = 150 network + 300 retrieval + 150 prompt/policy + 1,600 model + 300 tools/post
+    # seed text 003: 2.5 s p95 = 150 network + 300 retrieval + 150 prompt/policy + 1,600 model + 300 tools/post
     preset = PRESETS["seed-003-2.5s"]
     assert preset == {"percentile": 95, "total_ms": 2500, "stages": {
         "network": 150, "retrieval": 300, "prompt_build_policy": 150, "model": 1600, "tools_post": 300}}
@@ -196,9 +196,29 @@ def test_create_budget_rejects_unknown_project_and_duplicates(alice):
         _create("--project", "alpha", "--service", SVC, "--total-ms", "2")
 
 
-def test_task_is_scheduled_every_minute(alice, clickhouse):
-    entry = app.conf.beat_schedule["evaluate-recent-budgets"]
-    assert (entry["task"], entry["schedule"]) == ("budgets.tasks.evaluate_recent_budgets", 60.0)
+def test_task_evaluates_the_recent_window_at_its_now_and_marks_it_evaluated(alice, send):
+    project, key = alice
+    send(project, key, *[_request() for _ in range(4)])  # 20 attempts: each of _request()'s values 4 times
+    Budget.objects.create(project=project, service=SVC, total_ms=2000, percentile=95)
+    now = f.BASE + timedelta(minutes=15, seconds=30)  # the minute ending at 10:15: the window 10:00-10:15
+    window_end = f.BASE + timedelta(minutes=15)
+    assert not evaluated(window_end)
+    result = tasks.evaluate_recent_budgets.apply(args=[now.isoformat()]).get()
+    assert result == {"window": [f.BASE.isoformat(), window_end.isoformat()], "budgets": 1, "violations": 1}
+    # total p95 at rank 0.95 x 19 = 18.05 of the sorted 20: 2335 (ranks 16-19) -> 335 over 2000
+    v = BudgetViolation.objects.get()
+    assert (v.stage, v.measured_ms, v.over_ms, v.requests, v.start, v.end) == ("total", 2335, 335, 20, f.BASE,
+                                                                                 window_end)
+    assert evaluated(window_end) and evaluated(window_end - timedelta(minutes=1))
+    assert not evaluated(window_end + timedelta(minutes=1))  # a window it has not seen yet
+    tasks.evaluate_recent_budgets.apply(args=[(now - timedelta(hours=1)).isoformat()]).get()
+    assert evaluated(window_end)  # redoing an older window does not move the mark back
+
+
+def test_task_runs_every_minute_in_the_minute_pipeline_and_alone_at_the_clock(alice, clickhouse):
+    entry = app.conf.beat_schedule["run-minute-pipeline"]
+    assert (entry["task"], entry["schedule"]) == ("latency_obs.tasks.run_minute_pipeline", 60.0)
+    assert "budgets.tasks.evaluate_recent_budgets" not in {e["task"] for e in app.conf.beat_schedule.values()}
     Budget.objects.create(project=alice[0], service=SVC, total_ms=1)
     result = tasks.evaluate_recent_budgets.apply().get()
     start, end = result["window"]

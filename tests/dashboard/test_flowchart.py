@@ -5,14 +5,18 @@ from itertools import combinations
 import pytest
 
 from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, walk
+from analysis.evidence_types import Evidence
 from analysis.thresholds import DEFAULT
 from dashboard.flowchart import fmt, layout
 
-ADMISSION_GAP = {"buckets": {"t_queue": {"p95": 5000}}, "gap_fraction": {"service": 0.61234}}
-PREFILL = {"buckets": {"ttft": {"p95": 1500.0}}, "decode": {"ms_per_output_token_p50": 20},
-           "churn": {"new_connections_per_success": 0.1}, "stages": {"network_share_of_first_token": 0.1},
-           "segments": {"short": {"count": 50, "ttft_p50": 100}, "long": {"count": 50, "ttft_p50": 2000}}}
-RETRIES = {"retries": {"rate": 0.3}}  # no backlog, normal TTFT and decode: the retry_rate leaf
+# Evidence from partial JSON: what it leaves out is unknown.
+ADMISSION_GAP = Evidence.from_json({"buckets": {"t_queue": {"p95": 5000}}, "gap_fraction": {"service": 0.61234}})
+PREFILL = Evidence.from_json({
+    "buckets": {"ttft": {"p95": 1500.0}}, "decode": {"ms_per_output_token_p50": 20},
+    "churn": {"new_connections_per_success": 0.1}, "stages": {"network_share_of_first_token": 0.1},
+    "segments": {"short": {"count": 50, "ttft_p50": 100}, "long": {"count": 50, "ttft_p50": 2000}}})
+RETRIES = Evidence.from_json({"retries": {"rate": 0.3}})  # no backlog, normal TTFT and decode: the retry_rate leaf
+UNKNOWN = Evidence.from_json({})
 
 
 def points(edge: dict) -> list[tuple[float, float]]:
@@ -117,7 +121,7 @@ def test_an_admission_gap_diagnosis_is_highlighted():
 
 
 @pytest.mark.parametrize("evidence,expected", [
-    (ADMISSION_GAP, "admission_gap"), ({}, "healthy"), (PREFILL, "prefill_pressure"), (RETRIES, "retry_amplification"),
+    (ADMISSION_GAP, "admission_gap"), (UNKNOWN, "healthy"), (PREFILL, "prefill_pressure"), (RETRIES, "retry_amplification"),
 ])
 def test_on_path_edges_chain_from_the_first_node_to_the_verdict(evidence, expected):
     verdict, path = walk(evidence, DEFAULT)
@@ -135,7 +139,7 @@ def test_on_path_edges_chain_from_the_first_node_to_the_verdict(evidence, expect
 
 
 def test_missing_values_read_unknown_and_follow_the_no_edge():
-    verdict, path = walk({}, DEFAULT)
+    verdict, path = walk(UNKNOWN, DEFAULT)
     chart = layout(path, verdict)
     for box in chart["boxes"]:
         if box["kind"] == "node" and box["on_path"]:

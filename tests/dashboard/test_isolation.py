@@ -9,11 +9,15 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from dashboard import urls as dashboard_urls
+from reports import sending
+from reports.models import WeeklyReview
 from store import client as ch
 from tests.dashboard.conftest import BETA_SECRET, HOSTILE_ROUTE, HOSTILE_TENANT, WINDOW
 
 PAGES = [p.name for p in dashboard_urls.urlpatterns]
-NO_TRAFFIC_PAGES = {"keys", "budgets", "webhooks"}  # pages that show no spans: their service name is only in the filter bar
+# pages that show no spans: their service name is only in the filter bar
+NO_TRAFFIC_PAGES = {"keys", "budgets", "webhooks", "reviews"}
+REVIEW_WEEK = "2026-W02"  # the traffic's ISO week (f.BASE is Monday 2026-01-05)
 # Pieces of the hostile strings that could only appear if one was rendered unescaped.
 RAW_MARKUP = [HOSTILE_TENANT, HOSTILE_ROUTE, "<script>alert", "<img src=x", '"\'><img']
 
@@ -25,9 +29,16 @@ def run_id(project) -> str:
     return rows[0]["first_run"]
 
 
+def review_week(project) -> str:
+    """The week of the project's stored weekly review of its traffic, built on first use."""
+    if not WeeklyReview.objects.filter(project=project, week=REVIEW_WEEK).exists():
+        sending.send(project, REVIEW_WEEK)
+    return REVIEW_WEEK
+
+
 def path_of(name: str, project) -> str:
     """The page's path; URL arguments filled with real values of `project` (add one here for a new kind)."""
-    values = {"run_id": lambda: run_id(project)}
+    values = {"run_id": lambda: run_id(project), "week": lambda: review_week(project)}
     converters = next(p for p in dashboard_urls.urlpatterns if p.name == name).pattern.converters
     missing = set(converters) - set(values)
     assert not missing, f"test_isolation does not know how to fill {missing} for page {name!r}"
@@ -57,7 +68,7 @@ def assert_no_raw_markup(html: str, where: str):
 def test_every_page_is_covered():
     """Guards the matrix itself: it must see the known pages, so an import or naming slip cannot empty it."""
     assert {"overview", "diagnosis-page", "scheduler", "connections", "tenants", "prompts", "runs", "run",
-            "keys"} <= set(PAGES)
+            "keys", "budgets", "webhooks", "reviews", "review"} <= set(PAGES)
     assert all(PAGES), "every dashboard URL needs a name, or this matrix cannot reach it"
 
 

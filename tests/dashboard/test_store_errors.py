@@ -8,7 +8,7 @@ def test_page_whose_read_times_out_shows_the_error_box(ann, settings, monkeypatc
 
     settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 1
     # the services read that every page makes first, swapped for a real heavy one
-    monkeypatch.setattr("dashboard.access.queries.services", lambda *args: client.query(HEAVY))
+    monkeypatch.setattr("dashboard.access.lookups.services", lambda *args: client.query(HEAVY))
     response = ann.get("/", {"project": "alpha", "range": "7d"})
     assert response.status_code == 503
     body = response.content.decode()
@@ -20,8 +20,8 @@ def test_read_inside_a_view_that_fails_shows_the_error_box(ann, monkeypatch):
     def down(*args, **kwargs):
         raise ClickHouseError("unavailable", "cannot reach ClickHouse at ch.internal: connection refused")
 
-    monkeypatch.setattr("dashboard.access.queries.services", lambda *args: [{"service": "svc", "requests": 1}])
-    monkeypatch.setattr("dashboard.runs.search", down)  # the runs page's own read
+    monkeypatch.setattr("dashboard.access.lookups.services", lambda *args: [{"service": "svc", "requests": 1}])
+    monkeypatch.setattr("analysis.runs.search", down)  # the runs page's own read
     response = ann.get("/runs/", {"project": "alpha"})
     assert response.status_code == 503
     body = response.content.decode()

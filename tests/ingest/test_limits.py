@@ -262,11 +262,12 @@ def test_admin_edits_the_overrides_and_refuses_a_share_out_of_range(client, alic
     project, _ = alice
     client.force_login(User.objects.create_superuser("root", password="x"))
     url = f"/admin/projects/project/{project.pk}/change/"
-    assert limits.project_limits(project.pk) == limits.Limits(10, 20, 0.5)  # the defaults, now cached
+    assert limits.project_limits(project.pk) == limits.Limits(10, 20, 0.5, 200, 1000, 10_000, 1000)  # defaults, cached
     page = client.get(url).content.decode()
-    assert "Ingest limits" in page and "0 = unlimited" in page
+    assert "Ingest limits" in page and "0 = unlimited" in page and "Cardinality limits per hour" in page
     form = {"name": "alpha", "created_at_0": "2026-01-05", "created_at_1": "10:00:00",
-            "ingest_spans_per_second": "5", "ingest_spool_share": "2"}
+            "ingest_spans_per_second": "5", "ingest_spool_share": "2", "ingest_max_routes_per_hour": "50"}
     assert "Ensure this value is less than or equal to 1.0" in client.post(url, form).content.decode()
     assert client.post(url, {**form, "ingest_spool_share": "0.3"}).status_code == 302
-    assert limits.project_limits(project.pk) == limits.Limits(5, 10, 0.3)  # seen at once in this process
+    # seen at once in this process; the blank cardinality limits keep the defaults
+    assert limits.project_limits(project.pk) == limits.Limits(5, 10, 0.3, 200, 50, 10_000, 1000)

@@ -1,4 +1,4 @@
-"""Every form of span-convention.md -> instants and buckets, through decode -> spool -> writer -> ClickHouse."""
+"""Every form of docs/span-convention.md -> instants and buckets, through decode -> spool -> writer -> ClickHouse."""
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from tests import factories as f

@@ -1,4 +1,4 @@
-"""The native form: lifecycle events give the instants; buckets as span-convention.md defines them."""
+"""The native form: lifecycle events give the instants; buckets as docs/span-convention.md defines them."""
 from tests import factories as f
 from tests.helpers import attempts
 

@@ -2,6 +2,13 @@
 import pytest
 from django.test import Client
 
+from analysis.errors import AnalysisError
+from ingest.errors import IngestError
+from ingest.limits import OverLimit
+from projects.errors import AccessError
+from projects.keys import KeyError_
+from store.client import ClickHouseError
+from store.errors import ReasonError
 from tests import factories as f
 
 
@@ -80,3 +87,43 @@ def test_rewritten_answers_keep_the_headers_other_middleware_set(client, db, set
     response = client.get("/v1/traces", secure=True)  # HSTS goes on secure answers only
     json_error(response, 405, "method_not_allowed")
     assert response["Strict-Transport-Security"] == "max-age=3600"
+
+
+# --- ReasonError: the one base of the API's errors, answered in one place --------------------------------
+
+def test_every_api_error_has_the_one_base():
+    for cls in (IngestError, OverLimit, AnalysisError, KeyError_, AccessError, ClickHouseError):
+        assert issubclass(cls, ReasonError), cls
+    assert (IngestError("x", "m").status, OverLimit("rate_limited", "m").status) == (400, 429)
+    assert (KeyError_("unknown_key", "m").status, KeyError_("missing_scope", "m").status) == (401, 403)
+    assert ClickHouseError("unavailable", "m").status == 503
+
+
+def test_a_reason_error_raised_by_an_api_view_is_answered_as_json(client, alice, monkeypatch):
+    def over(*args, **kwargs):
+        raise OverLimit("rate_limited", "slow down", retry_after=2.5)
+
+    monkeypatch.setattr("analysis.views.run_diagnosis", over)
+    response = client.get("/api/v1/diagnosis?service=s&start=2026-01-05T10:00:00Z&end=2026-01-05T11:00:00Z",
+                          HTTP_AUTHORIZATION=f"Bearer {alice[1]}")
+    assert json_error(response, 429, "rate_limited") == {"error": "rate_limited", "message": "slow down"}
+    assert response["Retry-After"] == "3"  # whole seconds, rounded up
+
+
+@pytest.mark.parametrize("code, reason", [(None, "store_error"), (159, "query_timeout")])
+def test_ingest_status_answers_a_store_failure_503_without_its_details(client, alice, monkeypatch, code, reason):
+    def down(project_id):
+        raise ClickHouseError("unavailable", "cannot reach ClickHouse at ch.internal: connection refused", code)
+
+    monkeypatch.setattr("ingest.views.queries.ingest_status", down)
+    response = client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {alice[1]}")
+    assert "ch.internal" not in json_error(response, 503, reason)["message"]
+
+
+def test_a_reason_error_outside_the_api_stays_a_500_page(raising_client, db, monkeypatch):
+    def refuse():
+        raise IngestError("nope", "not an API path")
+
+    monkeypatch.setattr("latency_obs.views.get_writer", refuse)
+    response = raising_client.get("/healthz")
+    assert response.status_code == 500 and response["Content-Type"].startswith("text/html")

@@ -70,6 +70,7 @@ def test_session_and_csrf_cookies_are_httponly_and_samesite(client, db):
     assert session["httponly"] and session["samesite"] == "Lax" and not session["secure"]
 
 
+@pytest.mark.slow  # settings read by a `manage.py shell` subprocess
 def test_secure_ssl_makes_cookies_secure_sends_hsts_and_marks_requests_https(tmp_path):
     code = ("from django.conf import settings as s; from latency_obs.web_server import adjustments; "
             "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS, adjustments()['url_scheme'])")

@@ -7,6 +7,7 @@ import pytest
 
 from tests.live import ROOT
 
+pytestmark = pytest.mark.slow  # each test starts `manage.py check` in a subprocess
 
 def _start(tmp_path, **env):
     environ = {**os.environ, "DJANGO_SETTINGS_MODULE": "latency_obs.settings", "LATENCY_OBS_DATA_DIR": str(tmp_path), **env}
@@ -36,3 +37,11 @@ def test_defaults_start_and_keep_a_generated_secret_key(tmp_path):
     first = (tmp_path / "secret_key").read_text()
     assert _start(tmp_path, SECRET_KEY="").returncode == 0
     assert (tmp_path / "secret_key").read_text() == first and len(first) >= 40
+
+
+@pytest.mark.parametrize("value, check_id", [('{"queue_p95": 2000}', "analysis.E001"),
+                                             ('{"gap_fraction": 2}', "analysis.E002")])
+def test_bad_analysis_thresholds_stop_start_up_with_the_check_id(tmp_path, value, check_id):
+    result = _start(tmp_path, ANALYSIS_THRESHOLDS=value)
+    assert result.returncode != 0
+    assert check_id in result.stderr and "ANALYSIS_THRESHOLDS" in result.stderr

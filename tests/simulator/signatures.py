@@ -3,7 +3,7 @@
 `capture()` runs a preset through the real Emitter into an in-memory exporter; `records()` turns the
 ReadableSpans back into per-attempt records, reading only what a user's telemetry would carry (span
 events, llm.* attributes, stage spans, the resource's service.instance.id); the other functions are
-the analyses span-convention.md describes. Times are ms on the simulated clock.
+the analyses docs/span-convention.md describes. Times are ms on the simulated clock.
 """
 import math
 from collections import Counter, defaultdict
@@ -135,7 +135,7 @@ def stddev(xs):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / max(len(xs) - 1, 1))
 
 
-# -- scheduler state over time (span-convention.md, "Scheduler state over time") --------------
+# -- scheduler state over time (docs/span-convention.md, "Scheduler state over time") --------------
 
 @dataclass
 class Scheduler:
@@ -166,7 +166,7 @@ class Scheduler:
 
 def scheduler(recs):
     """Sweep each instance's instants: queue_depth(t) = #{queued <= t < admitted}, in_flight(t) =
-    #{admitted <= t < released}; pooled over instances as span-convention.md's service-level gap_fraction."""
+    #{admitted <= t < released}; pooled over instances as docs/span-convention.md's service-level gap_fraction."""
     out = Scheduler()
     by_instance = defaultdict(list)
     for r in recs:

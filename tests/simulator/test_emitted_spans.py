@@ -4,6 +4,7 @@ import pytest
 from simulator.scenarios import PRESETS
 from tests.simulator import signatures as sg
 
+pytestmark = pytest.mark.slow  # both run presets through the simulator
 MS = 1_000_000
 
 

@@ -7,8 +7,12 @@ signature went away, not that noise moved it.
 """
 import functools
 
+import pytest
+
 from simulator.scenarios import PRESETS
 from tests.simulator import signatures as sg
+
+pytestmark = pytest.mark.slow  # each test runs presets through the simulator: ~30 s in all
 
 # 20 simulated minutes: ~6,000 runs at 5 rps and 20 one-minute windows, enough for stable p95s and
 # rank correlations; all presets together take ~30 s on two cores.

@@ -37,6 +37,7 @@ def test_without_a_key_or_a_demo_key_it_says_how_to_get_one(settings, tmp_path):
         call_command("simulate", scenario="healthy", duration="1m")
 
 
+@pytest.mark.slow  # runs a preset through the simulator
 def test_the_demo_key_is_used_when_no_key_is_given(settings, tmp_path, captured):
     settings.DATA_DIR = tmp_path
     (tmp_path / "demo_key").write_text("demo-key\n")
@@ -44,6 +45,7 @@ def test_the_demo_key_is_used_when_no_key_is_given(settings, tmp_path, captured)
     assert captured.get_finished_spans()
 
 
+@pytest.mark.slow  # runs a preset through the simulator
 def test_vllm_format_sends_only_llm_request_spans(captured):
     out = StringIO()
     call_command("simulate", scenario="decode_throughput", duration="10m", format="vllm", key="k", seed=2, stdout=out)
@@ -54,6 +56,7 @@ def test_vllm_format_sends_only_llm_request_spans(captured):
     assert f"{len(spans)} spans sent" in out.getvalue()
 
 
+@pytest.mark.slow  # runs a preset through the simulator
 def test_simulated_arrivals_end_now(captured):
     call_command("simulate", scenario="healthy", duration="10m", key="k", stdout=StringIO())
     now_ns = datetime.now(timezone.utc).timestamp() * 1e9

@@ -3,7 +3,6 @@
 SELECT DISTINCT service, run_id
 FROM request_buckets
 WHERE project_id = {project_id:UInt32}
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+  AND {{window}}
   AND run_id = {q:String}
 LIMIT 100

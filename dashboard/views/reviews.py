@@ -1,9 +1,13 @@
+"""Reviews: the project's stored weekly latency reviews (reports/), one page each, downloadable as one HTML file.
+
+The reviews are built and stored by reports (send_weekly_review, the hourly task); these pages only show them.
+"""
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from dashboard import review_charts
 from dashboard.access import page
-from reports import render
 from reports.models import WeeklyReview
 
 
@@ -19,7 +23,8 @@ def review(request, page, week):
     # only the page's project, which `page` has checked membership of: another project's week is a 404
     found = get_object_or_404(WeeklyReview, project=page.project, week=week)
     if request.GET.get("download"):
-        response = HttpResponse(render.standalone(found), content_type="text/html; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="latency-review-{found.project.name}-{found.week}.html"'
+        response = HttpResponse(review_charts.standalone(found), content_type="text/html; charset=utf-8")
+        filename = f"latency-review-{found.project.name}-{found.week}.html"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
-    return page.render("reports/review.html", render.context(found))
+    return page.render("reports/review.html", review_charts.context(found))

@@ -1,24 +1,21 @@
 -- The runs of one project that runs_search should show, as (service, run id), best first: the top {limit}
 -- by {sort} over the attempts queued in [start, end), under the same filters as runs_search. Run-level sorts
--- ('total', 'ttft' incl. retries, 'recent') read final attempts only; a bucket sort reads every attempt and
--- keeps each run's largest. Cheap (no GROUP BY): a top-N sort, one row per run.
+-- ('total', 'ttft' incl. retries, 'recent') read final attempts only; a bucket sort ({bucket}: the same name,
+-- '' for the others) reads every attempt and keeps each run's largest. Cheap (no GROUP BY): a top-N sort,
+-- one row per run.
 -- TRICKY: a non-final attempt does not know its run's final status, so with a bucket sort it passes the
 -- status filter here; runs_search applies it (ask for more candidates then).
 SELECT service, run_id
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
-  AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+  AND {{window}} AND {{filters}}
   AND (is_final_attempt OR {sort:String} NOT IN ('total', 'ttft', 'recent'))
   AND ({status:String} = '' OR NOT is_final_attempt OR (status = 'error') = ({status:String} = 'error'))
   AND (NOT {retried:UInt8} OR run_attempt_count > 1)
 ORDER BY multiIf({sort:String} = 'total', total_ms + coalesce(t_retry_ms, 0),
                  {sort:String} = 'ttft', ttft_ms + coalesce(t_retry_ms, 0),
                  {sort:String} = 'recent', toFloat64(toUnixTimestamp64Milli(queued_at)),
-                 {sort:String} = 't_queue', t_queue_ms, {sort:String} = 't_conn', t_conn_ms,
-                 {sort:String} = 't_first_token', t_first_token_ms, {sort:String} = 't_stream', t_stream_ms,
-                 {sort:String} = 't_post', t_post_ms, {sort:String} = 't_retry', t_retry_ms, NULL) DESC NULLS LAST,
+                 {{bucket_value}}) DESC NULLS LAST,
          run_id
 LIMIT 1 BY service, run_id
 LIMIT {limit:UInt32}

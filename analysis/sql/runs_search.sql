@@ -2,8 +2,8 @@
 -- attempt was queued in [start, end), from its attempts queued in the window. Filters ('' = any): service,
 -- route, tenant; status of the final attempt ('error', or 'ok' = not 'error'); retried (1: runs of 2+ attempts).
 -- run_ttft_ms / run_total_ms include retries: the final attempt's ttft / total + its t_retry.
--- Sorted by {sort} descending: 'total', 'ttft', 'recent' (latest queued), or a bucket column name, whose
--- largest value over the run's attempts is `bucket_ms`.
+-- Sorted by {sort} descending: 'total', 'ttft', 'recent' (latest queued), or a bucket name ({bucket}, the
+-- same name; '' for the other sorts), whose largest value over the run's attempts is `bucket_ms`.
 SELECT
     service,
     run_id,
@@ -18,17 +18,13 @@ SELECT
     anyIf(t_retry_ms, is_final_attempt) AS run_t_retry_ms,
     anyIf(ttft_ms, is_final_attempt) + coalesce(run_t_retry_ms, 0) AS run_ttft_ms,
     anyIf(total_ms, is_final_attempt) + coalesce(run_t_retry_ms, 0) AS run_total_ms,
-    max(multiIf({sort:String} = 't_queue', t_queue_ms, {sort:String} = 't_conn', t_conn_ms,
-                {sort:String} = 't_first_token', t_first_token_ms, {sort:String} = 't_stream', t_stream_ms,
-                {sort:String} = 't_post', t_post_ms, {sort:String} = 't_retry', t_retry_ms, NULL)) AS bucket_ms,
+    max({{bucket_value}}) AS bucket_ms,
     multiIf({sort:String} = 'total', run_total_ms, {sort:String} = 'ttft', run_ttft_ms,
             {sort:String} = 'recent', toFloat64(toUnixTimestamp64Milli(max(queued_at))), bucket_ms) AS sort_value
 FROM request_buckets FINAL
 PREWHERE run_id IN {run_ids:Array(String)}  -- before FINAL's merge: every version of a row has its run id
 WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
-  AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+  AND {{window}} AND {{filters}}
 GROUP BY service, run_id
 HAVING countIf(is_final_attempt) > 0
    AND ({status:String} = '' OR (final_status = 'error') = ({status:String} = 'error'))

@@ -1,12 +1,12 @@
-"""A review as charts (Plotly dicts) and as one self-contained HTML file (plotly.js inlined: works offline)."""
+"""A weekly review (reports/) as charts (Plotly dicts) and as one self-contained HTML file (plotly.js inlined: works offline)."""
 from functools import lru_cache
 
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from analysis.buckets import PARTS
 from dashboard import charts
 from dashboard.finders import _SOURCE
-from reports.build import SHARE_BUCKETS
 
 
 @lru_cache(maxsize=1)
@@ -21,7 +21,7 @@ def service_charts(s: dict, index: int, weeks: tuple[str, str]) -> list[tuple[st
     pct = [{"type": "bar", "name": name, "x": levels,
             "y": [s["percentiles"][lvl.split()[0]][lvl.split()[1]][side] for lvl in levels]}
            for name, side in ((last_week, "last"), (this_week, "this"))]
-    dom = [{"type": "bar", "name": name, "x": list(SHARE_BUCKETS), "y": [s["dominance"][b][side] for b in SHARE_BUCKETS]}
+    dom = [{"type": "bar", "name": name, "x": list(PARTS), "y": [s["dominance"][b][side] for b in PARTS]}
            for name, side in ((last_week, "last"), (this_week, "this"))]
     gap = [{"type": "scatter", "mode": "lines+markers", "name": key, "x": [d["day"] for d in s["days"]],
             "y": [d[key] for d in s["days"]]} for key in ("gap_fraction", "new_connections_per_success")]

@@ -10,8 +10,6 @@ SELECT
     countIf(total_ms IS NOT NULL AND status != 'error') AS total_count
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32} AND service = {service:String}
-  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
-  AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+  AND {{window}} AND {{filters}}
 GROUP BY bucket_ms
 ORDER BY bucket_ms

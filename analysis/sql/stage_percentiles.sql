@@ -1,5 +1,5 @@
 -- The {level} quantile (quantileExactInclusive: exact, linear interpolation between closest ranks) of
--- total and of every stage of budgets/stages.py (aliases <code>_q), with the count of requests that
+-- total and of every stage a budget can target (budgets/stages.py; aliases <code>_q), with the count of requests that
 -- have a value for it (<code>_n), over one service's attempts queued in [start, end). NULLs are skipped.
 SELECT
     count() AS requests,
@@ -23,7 +23,6 @@ FROM
     SELECT *, if(tool_ms IS NULL AND post_stage_ms IS NULL, NULL, coalesce(tool_ms, 0) + coalesce(post_stage_ms, 0)) AS tools_post
     FROM request_buckets FINAL
     WHERE project_id = {project_id:UInt32} AND service = {service:String}
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-      AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')}
+      AND {{window}}
       AND ({route:String} = '' OR route = {route:String})
 )

@@ -1,0 +1,197 @@
+"""Alert kinds: one class per AlertRule.kind, registered in KINDS by that kind's value.
+
+A kind says how a rule is measured over a window, per group ({group key: (value, requests)}; key "" is the
+whole service), when a measured value is a breach, and what the message of a state change says. The state
+machine (alerts/states.py) and the evaluation (alerts/rules.py) know no kind by name.
+
+Adding a kind touches this module only (a subclass and its entry in KINDS), plus its choice in AlertRule.KINDS
+(with the migration of that choice, and AlertRule.clean() if the kind restricts the rule's fields).
+"""
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.conf import settings
+
+from alerts.models import AlertRule
+from analysis import evidence, queries, stats
+from analysis.models import WindowDiagnosis
+from analysis.windows import iso
+from budgets import evaluation as budget_evaluation
+from budgets.models import BudgetViolation
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+Groups = dict[str, tuple]  # {group key: (value or None when not measured, requests or None)}
+
+
+def latest_diagnosis(rule: AlertRule, start: datetime, end: datetime) -> WindowDiagnosis | None:
+    """The newest stored diagnosis of the service that ends inside (start, end]: the minute job's result."""
+    rows = WindowDiagnosis.objects.filter(project_id=rule.project_id, service=rule.service, end__gt=start,
+                                          end__lte=end)
+    return rows.order_by("-end", "-computed_at").first()
+
+
+def diagnosis_url(rule: AlertRule, key: str, start: datetime, end: datetime) -> str:
+    """The dashboard's Diagnosis page for this window (and the group's route or tenant)."""
+    params = {"project": rule.project.name, "service": rule.service, "route": rule.route}
+    if key and rule.group_by in ("route", "tenant"):
+        params[rule.group_by] = key
+    params.update(start=iso(start), end=iso(end))
+    base = getattr(settings, "PUBLIC_BASE_URL", DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}/diagnosis/?" + urlencode({k: v for k, v in params.items() if v}, safe=":")
+
+
+class Kind:
+    """How rules of one kind are measured and judged, and what their messages say."""
+
+    threshold = True  # the breach is a value over rule.threshold, and messages show the threshold
+
+    def measure(self, rule: AlertRule, start: datetime, end: datetime) -> Groups:
+        """{group key: (value, requests)} over [start, end); a group under rule.min_requests keeps its state."""
+        raise NotImplementedError
+
+    def label(self, rule: AlertRule) -> str:
+        """What the message calls the measured value."""
+        raise NotImplementedError
+
+    def breached(self, rule: AlertRule, value) -> bool:
+        """Whether a measured value is a breach; not measured (None) never is."""
+        return value is not None and self.over(rule, value)
+
+    def over(self, rule: AlertRule, value) -> bool:
+        return value > rule.threshold
+
+    def verdict(self, rule: AlertRule, value, start: datetime, end: datetime) -> str:
+        """The verdict a message shows: the latest stored diagnosis of the window, "" when there is none."""
+        row = latest_diagnosis(rule, start, end)
+        return row.verdict if row else ""
+
+    def summary(self, rule: AlertRule, key: str, event: str, *, value, requests, start, end) -> dict:
+        """The message of a state change (event alert.firing or alert.resolved), as alerts/payloads.py renders it."""
+        tag = "FIRING" if event == "alert.firing" else "RESOLVED"
+        group = f"{rule.service} {rule.group_by}={key}" if key else rule.service
+        numbers = {"value": round(value, 3) if isinstance(value, float) else value,
+                   "threshold": rule.threshold if self.threshold else None, "requests": requests}
+        return {
+            "title": f"[{tag}] {rule.name} {group}",
+            "verdict": self.verdict(rule, value, start, end),
+            "numbers": {k: v for k, v in numbers.items() if v is not None},  # Slack shows every field
+            "url": diagnosis_url(rule, key, start, end),
+            "context": f"{rule.get_kind_display()}: {self.label(rule)} over {iso(start)} – {iso(end)}",
+        }
+
+
+class Percentile(Kind):
+    """p50/p90/p95/p99 of one bucket (or ttft, total), per service, route or tenant."""
+
+    def measure(self, rule, start, end):
+        return queries.bucket_quantile(rule.project_id, rule.service, start, end, rule.bucket, rule.percentile / 100,
+                                       group=rule.group_by, route=rule.route)
+
+    def label(self, rule):
+        return f"p{rule.percentile} {rule.bucket} (ms)"
+
+
+class GapFraction(Kind):
+    """Slots idle under backlog: the scheduler's queue is the whole service's, so one group whatever group_by."""
+
+    def measure(self, rule, start, end):
+        args = (rule.project_id, rule.service, start, end)
+        requests = queries.bucket_distribution(*args, route=rule.route)["requests"]
+        if not requests:
+            return {}
+        width = stats.series_width_ms((end - start).total_seconds() * 1000)
+        state = queries.scheduler_sweep(*args, bucket_ms=width)["instances"]
+        return {"": (evidence.gap_fraction(state).service, requests)}
+
+    def label(self, rule):
+        return "gap_fraction"
+
+
+class RetryRate(Kind):
+    """Extra attempts per run; requests counts runs."""
+
+    def measure(self, rule, start, end):
+        args = (rule.project_id, rule.service, start, end)
+        if rule.group_by == "service":
+            groups = [("", {"route": rule.route})]
+        else:
+            rows = queries.bucket_distribution_by_dimension(*args, dimension=rule.group_by, route=rule.route)
+            groups = [(r["value"], {"route": rule.route, rule.group_by: r["value"]}) for r in rows]
+        out = {}
+        for key, where in groups:
+            s = queries.retry_summary(*args, **where)
+            out[key] = (stats.ratio(s["extra_attempts"], s["runs"]), s["runs"])
+        return out
+
+    def label(self, rule):
+        return "extra attempts per run"
+
+
+class TenantTail(Kind):
+    """A tenant's p95 TTFT or total: always per tenant."""
+
+    def measure(self, rule, start, end):
+        metric = rule.bucket if rule.bucket in ("ttft", "total") else "total"
+        rows = queries.tenant_tails(rule.project_id, rule.service, start, end, route=rule.route)
+        return {r["tenant"]: (r[metric]["p95"], r["requests"]) for r in rows}
+
+    def label(self, rule):
+        return f"p95 {rule.bucket} (ms)"
+
+
+class Verdict(Kind):
+    """The stored diagnosis (the minute pipeline's) is anything but healthy; no diagnosis keeps the state."""
+
+    threshold = False
+
+    def measure(self, rule, start, end):
+        row = latest_diagnosis(rule, start, end)
+        if row is None:
+            return {}
+        return {"": (row.verdict, int((row.result.get("evidence") or {}).get("requests") or 0))}
+
+    def over(self, rule, value):
+        return value != "healthy"
+
+    def label(self, rule):
+        return "verdict"
+
+    def verdict(self, rule, value, start, end):
+        return value
+
+
+class BudgetOverspend(Kind):
+    """Any stored violation of the rule's budget (blank: of every budget of the service) in the window."""
+
+    threshold = False
+
+    def measure(self, rule, start, end):
+        """{group: (largest over_ms or None, None)}; budgets are per route, so only group_by route splits them.
+
+        Reads the violations the budgets step of the minute pipeline stored for exactly this window. Until that
+        step has evaluated the window, {}: every group keeps its state, since a missing row would otherwise
+        resolve a firing alert. Stored rows have at least budgets' MIN_REQUESTS; rule.min_requests filters more."""
+        if not budget_evaluation.evaluated(end):
+            return {}
+        budgets = [rule.budget] if rule.budget_id else rule.project.budgets.filter(service=rule.service)
+        keys = {b.id: (b.route if rule.group_by == "route" else "") for b in budgets
+                if not rule.route or b.route == rule.route}
+        overs: dict[str, list[float]] = {key: [] for key in keys.values()}
+        rows = BudgetViolation.objects.filter(budget_id__in=keys, start=start, end=end,
+                                              requests__gte=rule.min_requests)
+        for budget_id, over_ms in rows.values_list("budget_id", "over_ms"):
+            overs[keys[budget_id]].append(over_ms)
+        return {key: (max(values, default=None), None) for key, values in overs.items()}
+
+    def over(self, rule, value):
+        return True  # any violation of the window is the breach
+
+    def label(self, rule):
+        return "largest overspend (ms)"
+
+
+KINDS: dict[str, Kind] = {
+    AlertRule.BUDGET_VIOLATION: BudgetOverspend(), AlertRule.PERCENTILE: Percentile(),
+    AlertRule.GAP_FRACTION: GapFraction(), AlertRule.RETRY_RATE: RetryRate(), AlertRule.TENANT_TAIL: TenantTail(),
+    AlertRule.VERDICT: Verdict(),
+}
