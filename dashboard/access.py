@@ -12,7 +12,7 @@ from django.shortcuts import render
 
 from dashboard import filters as filters_
 from analysis import lookups
-from store.client import TIMEOUT_EXCEEDED, ClickHouseError
+from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 from projects import membership
 from projects.errors import AccessError
 from projects.membership import visible_projects

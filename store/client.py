@@ -15,40 +15,12 @@ import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError as DriverError
 from django.conf import settings
 
-from store.errors import ReasonError
+from store.errors import TIMEOUT_EXCEEDED, ClickHouseError  # noqa: F401 (re-exported: the client's errors)
 
 log = logging.getLogger(__name__)
 _clients: dict[str, object] = {}
 _lock = threading.Lock()
 HOLDER_FILE = "holder.pid"
-TIMEOUT_EXCEEDED = 159  # ClickHouse's code for a read stopped by max_execution_time
-
-
-class ClickHouseError(ReasonError):
-    """A failed ClickHouse call; `reason` is a short code (unavailable, query_failed, store_busy), `code`
-    ClickHouse's numeric error code when the server (or chDB) gave one, else None (network, client).
-
-    An API answers it 503: query_timeout for a read stopped after CLICKHOUSE_QUERY_TIMEOUT_SECONDS, else
-    store_error. The message it answers names no host or query: those details are for the server log.
-    """
-
-    status = 503
-
-    def __init__(self, reason: str, message: str, code: int | None = None):
-        super().__init__(reason, message)
-        self.code = code
-
-    @property
-    def timed_out(self) -> bool:
-        return self.code == TIMEOUT_EXCEEDED
-
-    def answer(self) -> tuple[int, str, str]:
-        if self.timed_out:
-            return 503, "query_timeout", (f"the query ran longer than {settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS} s "
-                                          "and was stopped; ask for a shorter window or a narrower filter")
-        return 503, "store_error", "the span store did not answer (details in the server log); retry later"
-
-
 # "Code: 252. DB::Exception: ..." is how both the HTTP interface and chDB report a server-side error.
 _CODE = re.compile(r"Code: (\d+)\b")
 

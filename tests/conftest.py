@@ -20,7 +20,7 @@ def clickhouse(clickhouse_schema):
 
 
 @pytest.fixture
-def alice(db):
+def alpha(db):
     """Project alpha with its keys: (project, ingest+read key)."""
     from projects.models import ApiKey, Project
 
@@ -30,7 +30,7 @@ def alice(db):
 
 
 @pytest.fixture
-def bob(db):
+def beta(db):
     from projects.models import ApiKey, Project
 
     project = Project.objects.create(name="beta")

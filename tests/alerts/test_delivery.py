@@ -127,11 +127,11 @@ def test_timeout_is_retryable(json_hook, receiver):
 
 
 @override_settings(WEBHOOK_MAX_ATTEMPTS=2)
-def test_connection_refused_is_retried_then_fails(alice):
+def test_connection_refused_is_retried_then_fails(alpha):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    hook = Webhook.objects.create(project=alice[0], name="gone", kind="json", url=f"http://127.0.0.1:{port}/")
+    hook = Webhook.objects.create(project=alpha[0], name="gone", kind="json", url=f"http://127.0.0.1:{port}/")
     d = _run(_new(hook))
     assert (d.status, d.attempts, d.last_status_code) == ("failed", 2, None)
     assert "ConnectionError" in d.last_error

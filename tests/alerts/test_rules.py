@@ -65,8 +65,8 @@ def ev(django_capture_on_commit_callbacks):
 
 
 @override_settings(PUBLIC_BASE_URL="https://lo.example.com/")
-def test_pending_firing_renotify_and_one_resolution(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_pending_firing_renotify_and_one_resolution(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(10, SLOW))
     rule = _rule(project, [json_hook])
     assert ev(rule, W1, T0) == {"": "pending"} and receiver.requests == []
@@ -109,8 +109,8 @@ def test_pending_firing_renotify_and_one_resolution(alice, json_hook, receiver, 
         ("alert.firing", "sent", 1), ("alert.firing", "sent", 1), ("alert.resolved", "sent", 1)]
 
 
-def test_pending_that_recovers_goes_back_to_ok_silently(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_pending_that_recovers_goes_back_to_ok_silently(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(10, SLOW), _traffic(10, FAST, window=W2))
     rule = _rule(project, [json_hook])
     assert ev(rule, W1, T0) == {"": "pending"}
@@ -119,8 +119,8 @@ def test_pending_that_recovers_goes_back_to_ok_silently(alice, json_hook, receiv
     assert receiver.requests == []
 
 
-def test_group_by_tenant_fires_for_the_bad_tenant_only(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_group_by_tenant_fires_for_the_bad_tenant_only(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(8, SLOW, tenant="bad <b>&"), _traffic(8, FAST, tenant="good"))
     rule = _rule(project, [json_hook], group_by="tenant", for_seconds=0)
     assert ev(rule, W1, T0) == {"bad <b>&": "firing", "good": "ok"}
@@ -132,8 +132,8 @@ def test_group_by_tenant_fires_for_the_bad_tenant_only(alice, json_hook, receive
                                    "&tenant=bad+%3Cb%3E%26&start=2026-01-05T10:00:00Z&end=2026-01-05T10:15:00Z")
 
 
-def test_percentile_90_of_one_bucket_per_route(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_percentile_90_of_one_bucket_per_route(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     # t_queue of 10 attempts on /slow: 10, 20, ..., 100 -> p90 = 91 (exact, linear); /fast all 10
     send(project, key, f.request(*[f.attempt(t_queue_ms=10 * (i + 1), route="/slow",
                                              start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(10)]),
@@ -147,8 +147,8 @@ def test_percentile_90_of_one_bucket_per_route(alice, json_hook, receiver, send,
     assert [b["event"] for b in _bodies(receiver)] == ["alert.firing", "alert.resolved"]
 
 
-def test_groups_under_min_requests_are_skipped(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_groups_under_min_requests_are_skipped(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(4, SLOW))
     rule = _rule(project, [json_hook], for_seconds=0)
     assert ev(rule, W1, T0) == {}
@@ -158,8 +158,8 @@ def test_groups_under_min_requests_are_skipped(alice, json_hook, receiver, send,
     assert ev(rule, W1, T0) == {"": "firing"} and len(receiver.requests) == 1
 
 
-def test_verdict_rule_reads_the_stored_diagnosis(alice, slack_hook, receiver, ev):
-    project, _ = alice
+def test_verdict_rule_reads_the_stored_diagnosis(alpha, slack_hook, receiver, ev):
+    project, _ = alpha
     WindowDiagnosis.objects.create(project=project, service=SVC, start=W1[0], end=W1[1], verdict="queue_backlog",
                                    result={"verdict": "queue_backlog", "evidence": {"requests": 42}})
     rule = _rule(project, [slack_hook], kind=AlertRule.VERDICT, name="not healthy", for_seconds=0, min_requests=20)
@@ -177,8 +177,8 @@ def test_verdict_rule_reads_the_stored_diagnosis(alice, slack_hook, receiver, ev
         "[FIRING] not healthy llm-gateway", "[RESOLVED] not healthy llm-gateway"]
 
 
-def test_retry_rate_and_tenant_tail(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_retry_rate_and_tenant_tail(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     spans = []
     for i in range(6):  # 6 runs, the first 3 retried once: 0.5 extra attempts per run
         run = {"llm.run.id": f"run-{i}"}
@@ -199,8 +199,8 @@ def test_retry_rate_and_tenant_tail(alice, json_hook, receiver, send, ev):
                                                                 "[FIRING] tail llm-gateway tenant=slow"]
 
 
-def test_gap_fraction_rule_over_the_service_queue(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_gap_fraction_rule_over_the_service_queue(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
 
     def one(start_ms, t_queue, stream, cap):
         return f.attempt(t_queue_ms=t_queue, t_first_token_ms=300, t_stream_ms=stream, t_post_ms=100,
@@ -217,8 +217,8 @@ def test_gap_fraction_rule_over_the_service_queue(alice, json_hook, receiver, se
     assert _bodies(receiver)[0]["data"]["numbers"] == {"value": 0.75, "threshold": 0.5, "requests": 4}
 
 
-def test_rule_validation(alice):
-    project, _ = alice
+def test_rule_validation(alpha):
+    project, _ = alpha
     with pytest.raises(ValidationError) as e:
         AlertRule(project=project, name="x", kind=AlertRule.VERDICT, service=SVC, group_by="tenant").full_clean()
     assert e.value.message_dict == {"group_by": ["verdict is measured per service"]}
@@ -232,8 +232,8 @@ def test_rule_validation(alice):
     AlertRule(project=project, name="x", kind=AlertRule.PERCENTILE, service=SVC, group_by="tenant").full_clean()
 
 
-def test_budget_violation_rule_reads_the_violations_stored_for_its_window(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_budget_violation_rule_reads_the_violations_stored_for_its_window(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(20, SLOW), _traffic(20, FAST, window=W2))
     budget = Budget.objects.create(project=project, service=SVC, route="", total_ms=2500)
     rule = _rule(project, [json_hook], kind=AlertRule.BUDGET_VIOLATION, name="budget", budget=budget, for_seconds=0,
@@ -260,8 +260,8 @@ def test_budget_violation_rule_reads_the_violations_stored_for_its_window(alice,
 
 
 @override_settings(WEBHOOK_BACKOFF_BASE_MS=10)
-def test_503_then_200_ends_with_one_delivered_message(alice, json_hook, receiver, send, ev):
-    project, key = alice
+def test_503_then_200_ends_with_one_delivered_message(alpha, json_hook, receiver, send, ev):
+    project, key = alpha
     send(project, key, _traffic(10, SLOW))
     receiver.answer(503)
     rule = _rule(project, [json_hook], for_seconds=0)
@@ -277,9 +277,9 @@ def test_503_then_200_ends_with_one_delivered_message(alice, json_hook, receiver
     assert Delivery.objects.count() == 1 and len(receiver.requests) == 2
 
 
-def test_evaluate_all_covers_enabled_rules_over_the_recent_window(alice, json_hook, receiver, send,
+def test_evaluate_all_covers_enabled_rules_over_the_recent_window(alpha, json_hook, receiver, send,
                                                                  django_capture_on_commit_callbacks):
-    project, key = alice
+    project, key = alpha
     send(project, key, _traffic(10, SLOW))
     _rule(project, [json_hook], for_seconds=0)
     _rule(project, [json_hook], for_seconds=0, name="off", enabled=False)

@@ -31,8 +31,8 @@ def get(client, key=None, **params):
     return client.get(URL, {**WINDOW, **params}, headers=headers)
 
 
-def test_read_key_gets_the_diagnosis_of_its_project(client, alice, calls):
-    project, key = alice
+def test_read_key_gets_the_diagnosis_of_its_project(client, alpha, calls):
+    project, key = alpha
     response = get(client, key, route="/v1/chat", tenant="acme")
     assert response.status_code == 200
     body = response.json()
@@ -42,8 +42,8 @@ def test_read_key_gets_the_diagnosis_of_its_project(client, alice, calls):
     assert calls[0]["start"].isoformat() == "2026-01-05T10:00:00+00:00"
 
 
-def test_response_shape_is_the_contract(client, alice, calls):
-    body = get(client, alice[1]).json()
+def test_response_shape_is_the_contract(client, alpha, calls):
+    body = get(client, alpha[1]).json()
     assert set(body) == {"verdict", "findings", "path", "recommendations", "evidence"}
     assert set(body["path"][0]) == {"node", "question", "value", "threshold", "answer"}
     assert all(isinstance(r, str) for r in body["recommendations"]) and body["recommendations"]
@@ -53,8 +53,8 @@ def test_response_shape_is_the_contract(client, alice, calls):
         assert key in body["evidence"]
 
 
-def test_ingest_only_key_is_forbidden(client, alice, calls):
-    _, raw = ApiKey.issue(alice[0], ["ingest"])
+def test_ingest_only_key_is_forbidden(client, alpha, calls):
+    _, raw = ApiKey.issue(alpha[0], ["ingest"])
     response = get(client, raw)
     assert response.status_code == 403
     assert response.json()["error"] == "missing_scope"
@@ -73,38 +73,38 @@ def test_anonymous_without_key_is_unauthorized(client, db, calls):
     assert response.json()["error"] == "missing_key"
 
 
-def test_member_session_diagnoses_their_project(client, alice, calls):
+def test_member_session_diagnoses_their_project(client, alpha, calls):
     user = User.objects.create_user("alice", password="x")
-    alice[0].members.add(user)
+    alpha[0].members.add(user)
     client.force_login(user)
     assert get(client).status_code == 200
-    assert calls[0]["project_id"] == alice[0].pk
+    assert calls[0]["project_id"] == alpha[0].pk
 
 
-def test_bob_cannot_diagnose_alices_project(client, alice, bob, calls):
+def test_bob_cannot_diagnose_alices_project(client, alpha, beta, calls):
     user = User.objects.create_user("bob", password="x")
-    bob[0].members.add(user)
+    beta[0].members.add(user)
     client.force_login(user)
     response = get(client, project="alpha")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
     # bob's key names alice's project: refused too, and nothing was read
-    response = get(client, bob[1], project="alpha")
+    response = get(client, beta[1], project="alpha")
     assert response.status_code == 404
     assert calls == []
 
 
-def test_user_in_several_projects_names_one(client, alice, bob, calls):
+def test_user_in_several_projects_names_one(client, alpha, beta, calls):
     user = User.objects.create_user("carol", password="x")
-    user.projects.add(alice[0], bob[0])
+    user.projects.add(alpha[0], beta[0])
     client.force_login(user)
     response = get(client)
     assert response.status_code == 400 and response.json()["error"] == "missing_parameter"
     assert get(client, project="beta").status_code == 200
-    assert calls[0]["project_id"] == bob[0].pk
+    assert calls[0]["project_id"] == beta[0].pk
 
 
-def test_superuser_sees_any_project(client, alice, calls):
+def test_superuser_sees_any_project(client, alpha, calls):
     admin = User.objects.create_superuser("root", password="x")
     client.force_login(admin)
     assert get(client, project="alpha").status_code == 200
@@ -116,45 +116,45 @@ def test_user_without_project_gets_not_found(client, db, calls):
 
 
 @pytest.mark.parametrize("params", [{"start": "yesterday"}, {"end": "2026-13-40T00:00:00Z"}])
-def test_bad_dates_are_refused(client, alice, calls, params):
-    response = get(client, alice[1], **params)
+def test_bad_dates_are_refused(client, alpha, calls, params):
+    response = get(client, alpha[1], **params)
     assert response.status_code == 400
     body = response.json()
     assert body["error"] == "bad_date" and body["message"]
 
 
-def test_end_not_after_start_is_refused(client, alice, calls):
-    response = get(client, alice[1], end=WINDOW["start"])
+def test_end_not_after_start_is_refused(client, alpha, calls):
+    response = get(client, alpha[1], end=WINDOW["start"])
     assert response.status_code == 400 and response.json()["error"] == "bad_date"
 
 
-def test_offsets_and_naive_dates_are_utc(client, alice, calls):
+def test_offsets_and_naive_dates_are_utc(client, alpha, calls):
     # 11:00+01:00 is 10:00Z; a naive end is UTC
-    assert get(client, alice[1], start="2026-01-05T11:00:00+01:00", end="2026-01-05T10:20:00").status_code == 200
+    assert get(client, alpha[1], start="2026-01-05T11:00:00+01:00", end="2026-01-05T10:20:00").status_code == 200
     assert calls[0]["start"].isoformat() == "2026-01-05T10:00:00+00:00"
     assert calls[0]["end"].isoformat() == "2026-01-05T10:20:00+00:00"
 
 
-def test_window_too_large_is_refused(client, alice, calls, settings):
-    response = get(client, alice[1], start="2026-01-01T00:00:00Z", end="2026-02-01T00:00:01Z")
+def test_window_too_large_is_refused(client, alpha, calls, settings):
+    response = get(client, alpha[1], start="2026-01-01T00:00:00Z", end="2026-02-01T00:00:01Z")
     assert response.status_code == 400 and response.json()["error"] == "window_too_large"
     settings.ANALYSIS_MAX_WINDOW_DAYS = 40
-    assert get(client, alice[1], start="2026-01-01T00:00:00Z", end="2026-02-01T00:00:01Z").status_code == 200
+    assert get(client, alpha[1], start="2026-01-01T00:00:00Z", end="2026-02-01T00:00:01Z").status_code == 200
 
 
-def test_missing_parameters_are_named(client, alice, calls):
-    response = client.get(URL, {"service": "chat"}, headers={"Authorization": f"Bearer {alice[1]}"})
+def test_missing_parameters_are_named(client, alpha, calls):
+    response = client.get(URL, {"service": "chat"}, headers={"Authorization": f"Bearer {alpha[1]}"})
     assert response.status_code == 400
     assert response.json()["error"] == "missing_parameter" and "start" in response.json()["message"]
-    response = get(client, alice[1], service="")
+    response = get(client, alpha[1], service="")
     assert response.status_code == 400 and "service" in response.json()["message"]
 
 
-def test_unknown_service_is_not_found(client, alice, calls):
-    response = get(client, alice[1], service="nope")
+def test_unknown_service_is_not_found(client, alpha, calls):
+    response = get(client, alpha[1], service="nope")
     assert response.status_code == 404
     assert response.json() == {"error": "unknown_service", "message": "no requests of service 'nope' in this window"}
 
 
-def test_only_get_is_allowed(client, alice, calls):
-    assert client.post(URL, WINDOW, headers={"Authorization": f"Bearer {alice[1]}"}).status_code == 405
+def test_only_get_is_allowed(client, alpha, calls):
+    assert client.post(URL, WINDOW, headers={"Authorization": f"Bearer {alpha[1]}"}).status_code == 405

@@ -8,8 +8,8 @@ from analysis.models import ServiceCost
 from tests import factories as f
 
 
-def _three_successes_and_a_failure(alice, ingest):
-    project, key = alice
+def _three_successes_and_a_failure(alpha, ingest):
+    project, key = alpha
     spans = [f.attempt(start_ns=f.BASE_NS + i * 60_000 * f.MS) for i in range(3)]
     failed = f.attempt(start_ns=f.BASE_NS + 240_000 * f.MS, status_code=2)  # STATUS_CODE_ERROR: not a success
     ingest(key, f.request(*spans, failed))
@@ -17,8 +17,8 @@ def _three_successes_and_a_failure(alice, ingest):
     return project
 
 
-def test_cost_per_success_divides_the_hourly_cost_by_successes_per_hour(alice, ingest):
-    project = _three_successes_and_a_failure(alice, ingest)
+def test_cost_per_success_divides_the_hourly_cost_by_successes_per_hour(alpha, ingest):
+    project = _three_successes_and_a_failure(alpha, ingest)
     ServiceCost.objects.create(project=project, service="llm-gateway", cost_per_hour_usd=Decimal("36"))
     # window of 30 minutes holding 3 successful runs (the failed one is a run without success):
     # R_success = 3 / 0.5 h = 6 per hour -> 36 USD / 6 = 6 USD per success
@@ -27,7 +27,7 @@ def test_cost_per_success_divides_the_hourly_cost_by_successes_per_hour(alice, i
     assert result["evidence"]["cost_per_success_usd"] == 6
 
 
-def test_cost_per_success_is_unknown_without_a_configured_cost(alice, ingest):
-    project = _three_successes_and_a_failure(alice, ingest)
+def test_cost_per_success_is_unknown_without_a_configured_cost(alpha, ingest):
+    project = _three_successes_and_a_failure(alpha, ingest)
     result = run_diagnosis(project.id, "llm-gateway", f.BASE - timedelta(minutes=10), f.BASE + timedelta(minutes=20))
     assert result["evidence"]["cost_per_success_usd"] is None

@@ -28,14 +28,14 @@ def run(*args) -> str:
     return out.getvalue()
 
 
-def test_json_output_is_the_api_shape(alice, calls):
+def test_json_output_is_the_api_shape(alpha, calls):
     body = json.loads(run("--project", "alpha", *WINDOW, "--route", "/v1/chat", "--tenant", "acme", "--format", "json"))
     assert set(body) == {"verdict", "findings", "path", "recommendations", "evidence"}
     assert body["verdict"] == "queue_backlog"
-    assert calls == [(alice[0].pk, "chat", "/v1/chat", "acme")]
+    assert calls == [(alpha[0].pk, "chat", "/v1/chat", "acme")]
 
 
-def test_text_output_lists_verdict_path_findings_and_fixes(alice, calls):
+def test_text_output_lists_verdict_path_findings_and_fixes(alpha, calls):
     text = run("--project", "alpha", *WINDOW, "--format", "text")
     assert text.startswith("verdict: queue_backlog")
     # t_queue p95 2900 ms vs 1000 -> yes; gap_fraction 0.02 vs 0.5 -> no
@@ -50,17 +50,17 @@ def test_unknown_project_is_an_error(db, calls):
         run("--project", "nope", *WINDOW)
 
 
-def test_unknown_service_is_an_error(alice, calls):
+def test_unknown_service_is_an_error(alpha, calls):
     with pytest.raises(CommandError, match="unknown_service"):
         run("--project", "alpha", "--service", "other", *WINDOW[2:])
 
 
-def test_bad_date_is_an_error(alice, calls):
+def test_bad_date_is_an_error(alpha, calls):
     with pytest.raises(CommandError, match="bad_date: 'start' is not an ISO 8601 instant"):
         run("--project", "alpha", "--service", "chat", "--start", "soon", "--end", "2026-01-05T10:20:00Z")
 
 
-def test_window_too_large_is_an_error(alice, calls):
+def test_window_too_large_is_an_error(alpha, calls):
     with pytest.raises(CommandError, match="window_too_large"):
         run("--project", "alpha", "--service", "chat", "--start", "2025-01-01", "--end", "2026-01-01")
     assert calls == []

@@ -92,9 +92,9 @@ def test_the_json_of_the_diagnosis_evidence_keeps_its_keys(scheduler):
     assert again.to_json() == body["evidence"] and again.gap_fraction.instances["gw-1"].cap == 1
 
 
-def test_collect_on_an_empty_window_says_unknown_not_zero(send, bob):
+def test_collect_on_an_empty_window_says_unknown_not_zero(send, beta):
     send(f.request(f.attempt()))
-    other, _ = bob
+    other, _ = beta
     ev = collect(other.id, SVC, f.BASE - DAY, f.BASE + DAY)  # bob sees none of alice's requests
     assert ev.requests == 0 and ev.gap_fraction.service is None and ev.success_rate is None
     assert ev.buckets.total.p50 is None and ev.churn.new_connections_per_success is None
@@ -139,16 +139,16 @@ def _simulate(live_server, project, key, scenario):
 
 
 @pytest.mark.slow
-def test_admission_gap_shows_idle_slots_under_backlog(live_server, alice, buckets):
-    project, key = alice
+def test_admission_gap_shows_idle_slots_under_backlog(live_server, alpha, buckets):
+    project, key = alpha
     ev = _simulate(live_server, project, key, "admission_gap")
     assert ev.requests > 1000
     assert ev.gap_fraction.service > 0.5
 
 
 @pytest.mark.slow
-def test_queue_backlog_keeps_slots_busy_under_backlog(live_server, alice, buckets):
-    project, key = alice
+def test_queue_backlog_keeps_slots_busy_under_backlog(live_server, alpha, buckets):
+    project, key = alpha
     ev = _simulate(live_server, project, key, "queue_backlog")
     assert ev.gap_fraction.backlog_seconds > 60
     assert ev.gap_fraction.service < 0.2

@@ -26,8 +26,8 @@ def _at(minutes: float) -> int:
     return f.BASE_NS + int(minutes * 60_000) * f.MS
 
 
-def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(alice, ingest, buckets):
-    project, key = alice
+def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(alpha, ingest, buckets):
+    project, key = alpha
     root = f.span(name="chat.handle", duration_ms=2000)
     a = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False, parent=root, trace_id=root.trace_id,
                   start_ns=root.start_time_unix_nano + 100 * f.MS)
@@ -42,8 +42,8 @@ def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(ali
     assert (row["is_final_attempt"], row["run_attempt_count"], row["ttft_ms"]) == (True, 1, 320)
 
 
-def test_rematerializing_replaces_rows_instead_of_doubling_them(alice, ingest, buckets):
-    project, key = alice
+def test_rematerializing_replaces_rows_instead_of_doubling_them(alpha, ingest, buckets):
+    project, key = alpha
     ingest(key, f.request(f.attempt(), f.attempt(t_queue_ms=400)))
     assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 2
     # a connect stage arrives later: the same attempt's row is replaced, not added
@@ -58,8 +58,8 @@ def test_rematerializing_replaces_rows_instead_of_doubling_them(alice, ingest, b
     assert rows[-1]["t_first_token_ms"] == 260
 
 
-def test_a_retry_makes_the_earlier_attempt_no_longer_final(alice, ingest, buckets):
-    project, key = alice
+def test_a_retry_makes_the_earlier_attempt_no_longer_final(alpha, ingest, buckets):
+    project, key = alpha
     run = {"llm.run.id": "run-1"}
     first = f.attempt(attributes={**run, "llm.attempt": 1, "llm.retry.cause": "timeout"}, start_ns=_at(1),
                       status_code=f.Status.STATUS_CODE_ERROR)
@@ -74,8 +74,8 @@ def test_a_retry_makes_the_earlier_attempt_no_longer_final(alice, ingest, bucket
         (1, False, None, 2), (2, True, 30_000, 2)]
 
 
-def test_dirty_hours_are_exactly_the_hours_that_got_attempts(alice, bob, ingest, buckets):
-    (project, key), (other, other_key) = alice, bob
+def test_dirty_hours_are_exactly_the_hours_that_got_attempts(alpha, beta, ingest, buckets):
+    (project, key), (other, other_key) = alpha, beta
     before = datetime.now(timezone.utc) - timedelta(seconds=1)
     ingest(key, f.request(f.attempt(start_ns=_at(30)), f.attempt(start_ns=_at(40)), f.attempt(start_ns=_at(135))))
     ingest(other_key, f.request(f.attempt(start_ns=_at(75))))
@@ -84,8 +84,8 @@ def test_dirty_hours_are_exactly_the_hours_that_got_attempts(alice, bob, ingest,
     assert dirty_hours(datetime.now(timezone.utc) + timedelta(seconds=1)) == []
 
 
-def test_a_late_stage_span_marks_its_hour_and_the_one_before_near_the_boundary(alice, ingest, buckets):
-    project, key = alice
+def test_a_late_stage_span_marks_its_hour_and_the_one_before_near_the_boundary(alpha, ingest, buckets):
+    project, key = alpha
     parent = f.attempt(reused=False, start_ns=_at(59.9))
     ingest(key, f.request(parent))
     since = datetime.now(timezone.utc) - timedelta(milliseconds=1)
@@ -93,8 +93,8 @@ def test_a_late_stage_span_marks_its_hour_and_the_one_before_near_the_boundary(a
     assert dirty_hours(since) == [(project.id, f.BASE), (project.id, f.BASE + H)]
 
 
-def test_materialize_dirty_recomputes_each_dirty_hour(alice, ingest, buckets):
-    project, key = alice
+def test_materialize_dirty_recomputes_each_dirty_hour(alpha, ingest, buckets):
+    project, key = alpha
     since = datetime.now(timezone.utc) - timedelta(seconds=1)
     ingest(key, f.request(f.attempt(start_ns=_at(10)), f.attempt(start_ns=_at(70)), f.attempt(start_ns=_at(80))))
     summary = materialize_dirty(since)
@@ -102,8 +102,8 @@ def test_materialize_dirty_recomputes_each_dirty_hour(alice, ingest, buckets):
     assert len(_rows(buckets, project.id)) == 3
 
 
-def test_bob_gets_no_rows_from_alices_spans(alice, bob, ingest, buckets):
-    (project, key), (other, _) = alice, bob
+def test_bob_gets_no_rows_from_alices_spans(alpha, beta, ingest, buckets):
+    (project, key), (other, _) = alpha, beta
     ingest(key, f.request(f.attempt()))
     assert materialize(other.id, f.BASE - DAY, f.BASE + DAY) == 0
     assert _rows(buckets, other.id) == []

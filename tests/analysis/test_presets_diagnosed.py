@@ -15,8 +15,8 @@ EXPECTED = {name: ("queue_backlog" if name == "noisy_tenant" else name) for name
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_preset_is_diagnosed_as_its_cause(preset, live_server, clickhouse, alice):
-    project, key = alice
+def test_preset_is_diagnosed_as_its_cause(preset, live_server, clickhouse, alpha):
+    project, key = alpha
     call_command("simulate", scenario=preset, duration="20m", endpoint=f"{live_server.url}/v1/traces", key=key, seed=11)
     get_writer().flush(force=True)
     now = datetime.now(timezone.utc)

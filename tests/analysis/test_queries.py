@@ -19,9 +19,9 @@ def buckets(clickhouse):
 
 
 @pytest.fixture
-def send(alice, ingest, buckets):
+def send(alpha, ingest, buckets):
     """send(*requests): ingest for alice and materialize her whole day; returns the project id."""
-    project, key = alice
+    project, key = alpha
 
     def go(*requests):
         ingest(key, *requests)
@@ -199,9 +199,9 @@ def test_tenant_tails_and_successful_runs_per_hour(send):
     assert sum(n for _, n in queries.successful_runs_per_hour(*_window(pid))) == 5
 
 
-def test_bob_sees_none_of_alices_buckets(send, bob):
+def test_bob_sees_none_of_alices_buckets(send, beta):
     send(f.request(f.attempt(), f.attempt(t_queue_ms=400)))
-    other, _ = bob
+    other, _ = beta
     materialize(other.id, f.BASE - DAY, f.BASE + DAY)
     assert queries.bucket_distribution(*_window(other.id))["requests"] == 0
     assert queries.scheduler_sweep(*_window(other.id), bucket_ms=1000) == {"instances": [], "tenants": []}

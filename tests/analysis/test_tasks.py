@@ -20,9 +20,9 @@ def _bucket_rows(clickhouse, project_id) -> int:
 
 
 @pytest.fixture
-def traffic(alice, ingest, clickhouse):
+def traffic(alpha, ingest, clickhouse):
     """Three attempts of alice's service, stored but not yet materialized."""
-    project, key = alice
+    project, key = alpha
     ingest(key, f.request(f.attempt(), f.attempt(t_queue_ms=400), f.attempt(t_first_token_ms=900)))
     clickhouse.command("TRUNCATE TABLE IF EXISTS request_buckets")
     JobWatermark.objects.all().delete()
@@ -51,8 +51,8 @@ def test_diagnose_window_task_stores_one_result_per_window(traffic):
     assert WindowDiagnosis.objects.get().result["evidence"]["requests"] == 3
 
 
-def test_the_minute_and_hour_tasks_take_their_now_as_iso(alice, ingest, clickhouse):
-    project, key = alice
+def test_the_minute_and_hour_tasks_take_their_now_as_iso(alpha, ingest, clickhouse):
+    project, key = alpha
     ingest(key, f.request(*[f.attempt(t_first_token_ms=900, start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(3)]))
     now = f.BASE + timedelta(minutes=15, seconds=5)  # the minute pipeline's `now`: the recent window 10:00-10:15
     assert tasks.materialize_request_buckets.apply(args=[now.isoformat()]).get()["rows"] == 3

@@ -49,8 +49,8 @@ def _by_stage(violations):
     return {v.stage: (pytest.approx(v.measured_ms), pytest.approx(v.over_ms), v.requests) for v in violations}
 
 
-def test_stage_percentiles_are_exact(alice, send):
-    project, key = alice
+def test_stage_percentiles_are_exact(alpha, send):
+    project, key = alpha
     send(project, key, _request())
     m = stage_percentiles(project.pk, SVC, START, END, 95)
     assert m["requests"] == 5
@@ -68,8 +68,8 @@ def test_stage_percentiles_are_exact(alice, send):
         stage_percentiles(project.pk, SVC, START, END, 97)
 
 
-def test_evaluate_records_overspent_stages_with_exact_over_ms(alice, send):
-    project, key = alice
+def test_evaluate_records_overspent_stages_with_exact_over_ms(alpha, send):
+    project, key = alpha
     send(project, key, _request())
     budget = Budget.from_preset(project, SVC, "", "seed-003-2.5s")
     found = evaluate(budget, START, END, min_requests=5)
@@ -80,8 +80,8 @@ def test_evaluate_records_overspent_stages_with_exact_over_ms(alice, send):
     assert (v.percentile, v.target_ms, v.start, v.end) == (95, 1600, START, END)
 
 
-def test_total_violation_and_another_percentile(alice, send):
-    project, key = alice
+def test_total_violation_and_another_percentile(alpha, send):
+    project, key = alpha
     send(project, key, _request())
     budget = Budget.objects.create(project=project, service=SVC, total_ms=2000, percentile=50)
     StageTarget.objects.create(budget=budget, stage="model", target_ms=1400)
@@ -92,8 +92,8 @@ def test_total_violation_and_another_percentile(alice, send):
     assert _by_stage(evaluate(budget, START, END, min_requests=1)) == {"total": (2195, 195, 5), "model": (2160, 760, 5)}
 
 
-def test_re_evaluation_replaces_the_window(alice, send):
-    project, key = alice
+def test_re_evaluation_replaces_the_window(alpha, send):
+    project, key = alpha
     send(project, key, _request())
     budget = Budget.from_preset(project, SVC, "", "seed-003-2.5s")
     evaluate(budget, START, END, min_requests=5)
@@ -107,8 +107,8 @@ def test_re_evaluation_replaces_the_window(alice, send):
     assert BudgetViolation.objects.count() == 2
 
 
-def test_min_requests_skips_thin_stages(alice, send):
-    project, key = alice
+def test_min_requests_skips_thin_stages(alpha, send):
+    project, key = alpha
     send(project, key, _request())
     budget = Budget.from_preset(project, SVC, "", "seed-003-2.5s")
     StageTarget.objects.create(budget=budget, stage="post", target_ms=10)  # only 1 request has post spans
@@ -118,8 +118,8 @@ def test_min_requests_skips_thin_stages(alice, send):
     assert BudgetViolation.objects.count() == 0  # the earlier violations of the window are gone
 
 
-def test_route_filter(alice, send):
-    project, key = alice
+def test_route_filter(alpha, send):
+    project, key = alpha
     fast = f.request(*[f.attempt(t_first_token_ms=100, t_stream_ms=500, route="/fast") for _ in range(3)])
     send(project, key, _request(route="/slow"), fast)
     slow = Budget.objects.create(project=project, service=SVC, route="/slow", total_ms=1000)
@@ -131,8 +131,8 @@ def test_route_filter(alice, send):
     assert stage_percentiles(project.pk, SVC, START, END, 95)["requests"] == 8
 
 
-def test_another_projects_data_never_counts(alice, bob, send):
-    (project, key), (other, other_key) = alice, bob
+def test_another_projects_data_never_counts(alpha, beta, send):
+    (project, key), (other, other_key) = alpha, beta
     send(project, key, f.request(*[f.attempt(t_stream_ms=500) for _ in range(3)]))
     send(other, other_key, _request())  # same service name, much slower
     budget = Budget.objects.create(project=project, service=SVC, total_ms=1000)
@@ -142,17 +142,17 @@ def test_another_projects_data_never_counts(alice, bob, send):
     assert evaluate_active(START, END, min_requests=1) == {"budgets": 1, "violations": 0}
 
 
-def test_preset_is_the_seed_budget(alice):
+def test_preset_is_the_seed_budget(alpha):
     # seed text 003: 2.5 s p95 = 150 network + 300 retrieval + 150 prompt/policy + 1,600 model + 300 tools/post
     preset = PRESETS["seed-003-2.5s"]
     assert preset == {"percentile": 95, "total_ms": 2500, "stages": {
         "network": 150, "retrieval": 300, "prompt_build_policy": 150, "model": 1600, "tools_post": 300}}
     assert sum(preset["stages"].values()) == preset["total_ms"]
-    budget = Budget.from_preset(alice[0], SVC, "/v1/chat", "seed-003-2.5s")
+    budget = Budget.from_preset(alpha[0], SVC, "/v1/chat", "seed-003-2.5s")
     assert (budget.percentile, budget.total_ms, budget.route) == (95, 2500, "/v1/chat")
     assert dict(budget.stages.values_list("stage", "target_ms")) == preset["stages"]
     with pytest.raises(KeyError):
-        Budget.from_preset(alice[0], SVC, "", "nope")
+        Budget.from_preset(alpha[0], SVC, "", "nope")
 
 
 def _create(*args):
@@ -161,7 +161,7 @@ def _create(*args):
     return out.getvalue()
 
 
-def test_create_budget_command(alice):
+def test_create_budget_command(alpha):
     out = _create("--project", "alpha", "--service", SVC, "--route", "/v1/chat", "--total-ms", "3000",
                   "--stage", "model=2000", "--stage", "queue=200", "--percentile", "99")
     budget = Budget.objects.get(route="/v1/chat")
@@ -182,13 +182,13 @@ def test_create_budget_command(alice):
     (["--preset", "seed-003-2.5s", "--total-ms", "5"], "not both"),
     ([], "give --preset or --total-ms"),
 ])
-def test_create_budget_rejects_bad_input(alice, args, message):
+def test_create_budget_rejects_bad_input(alpha, args, message):
     with pytest.raises(CommandError, match=message):
         _create("--project", "alpha", "--service", SVC, *args)
     assert Budget.objects.count() == 0
 
 
-def test_create_budget_rejects_unknown_project_and_duplicates(alice):
+def test_create_budget_rejects_unknown_project_and_duplicates(alpha):
     with pytest.raises(CommandError, match="no project named 'nope'"):
         _create("--project", "nope", "--service", SVC, "--total-ms", "1")
     _create("--project", "alpha", "--service", SVC, "--total-ms", "1")
@@ -196,8 +196,8 @@ def test_create_budget_rejects_unknown_project_and_duplicates(alice):
         _create("--project", "alpha", "--service", SVC, "--total-ms", "2")
 
 
-def test_task_evaluates_the_recent_window_at_its_now_and_marks_it_evaluated(alice, send):
-    project, key = alice
+def test_task_evaluates_the_recent_window_at_its_now_and_marks_it_evaluated(alpha, send):
+    project, key = alpha
     send(project, key, *[_request() for _ in range(4)])  # 20 attempts: each of _request()'s values 4 times
     Budget.objects.create(project=project, service=SVC, total_ms=2000, percentile=95)
     now = f.BASE + timedelta(minutes=15, seconds=30)  # the minute ending at 10:15: the window 10:00-10:15
@@ -215,11 +215,11 @@ def test_task_evaluates_the_recent_window_at_its_now_and_marks_it_evaluated(alic
     assert evaluated(window_end)  # redoing an older window does not move the mark back
 
 
-def test_task_runs_every_minute_in_the_minute_pipeline_and_alone_at_the_clock(alice, clickhouse):
+def test_task_runs_every_minute_in_the_minute_pipeline_and_alone_at_the_clock(alpha, clickhouse):
     entry = app.conf.beat_schedule["run-minute-pipeline"]
     assert (entry["task"], entry["schedule"]) == ("latency_obs.tasks.run_minute_pipeline", 60.0)
     assert "budgets.tasks.evaluate_recent_budgets" not in {e["task"] for e in app.conf.beat_schedule.values()}
-    Budget.objects.create(project=alice[0], service=SVC, total_ms=1)
+    Budget.objects.create(project=alpha[0], service=SVC, total_ms=1)
     result = tasks.evaluate_recent_budgets.apply().get()
     start, end = result["window"]
     assert (result["budgets"], result["violations"]) == (1, 0)  # no traffic now

@@ -19,13 +19,13 @@ WINDOW = {"start": "2026-01-05T09:55:00Z", "end": "2026-01-05T11:00:00Z"}
 
 
 @pytest.fixture
-def members(alice, bob):
+def members(alpha, beta):
     """{"ann": (user, alpha project, alpha key), "ben": (user, beta project, beta key)}."""
     ann = User.objects.create_user("ann", password="pw-ann")
     ben = User.objects.create_user("ben", password="pw-ben")
-    alice[0].members.add(ann)
-    bob[0].members.add(ben)
-    return {"ann": (ann, *alice), "ben": (ben, *bob)}
+    alpha[0].members.add(ann)
+    beta[0].members.add(ben)
+    return {"ann": (ann, *alpha), "ben": (ben, *beta)}
 
 
 @pytest.fixture

@@ -75,8 +75,8 @@ def test_custom_budget_stores_exactly_the_targets_given(ann):
     assert stored(budget) == (99, 1800.5, {"queue": 100.0, "model": 1500.25, "ttft": 0.0})
 
 
-def test_edit_replaces_the_targets_and_blank_removes_one(ann, alice):
-    budget = Budget.from_preset(alice[0], "chat", "", "seed-003-2.5s")
+def test_edit_replaces_the_targets_and_blank_removes_one(ann, alpha):
+    budget = Budget.from_preset(alpha[0], "chat", "", "seed-003-2.5s")
     response = edit(ann, budget, percentile="90", total_ms="3000", stage_network="175", stage_model="1700",
                     stage_retry="50")
     assert (response.status_code, response["Location"]) == (302, "/budgets/?project=alpha")
@@ -84,8 +84,8 @@ def test_edit_replaces_the_targets_and_blank_removes_one(ann, alice):
     assert (budget.service, budget.route) == ("chat", "")  # the edit form does not move a budget
 
 
-def test_invalid_edit_shows_errors_and_changes_nothing(ann, alice):
-    budget = Budget.from_preset(alice[0], "chat", "", "seed-003-2.5s")
+def test_invalid_edit_shows_errors_and_changes_nothing(ann, alpha):
+    budget = Budget.from_preset(alpha[0], "chat", "", "seed-003-2.5s")
     before = stored(budget)
     response = edit(ann, budget, percentile="97", total_ms="-1", stage_network="fast")
     html = response.content.decode()
@@ -109,7 +109,7 @@ def test_invalid_custom_budget_shows_the_error_and_creates_nothing(ann, data, er
     assert Budget.objects.count() == 0
 
 
-def test_duplicate_service_and_route_is_refused(ann, alice):
+def test_duplicate_service_and_route_is_refused(ann, alpha):
     assert custom(ann, service="chat", route="/v1/chat").status_code == 302
     for response in (custom(ann, service="chat", route="/v1/chat"),
                      post(ann, "preset", service="chat", route="/v1/chat", preset="seed-003-2.5s")):
@@ -131,8 +131,8 @@ def test_unknown_preset_is_a_form_error(ann):
     assert Budget.objects.count() == 0
 
 
-def test_delete_removes_the_budget_its_targets_and_violations(ann, alice):
-    budget = Budget.from_preset(alice[0], "chat", "", "seed-003-2.5s")
+def test_delete_removes_the_budget_its_targets_and_violations(ann, alpha):
+    budget = Budget.from_preset(alpha[0], "chat", "", "seed-003-2.5s")
     _violation(budget)
     response = post(ann, "delete", id=budget.pk)
     assert (response.status_code, response["Location"]) == (302, "/budgets/?project=alpha")
@@ -148,9 +148,9 @@ def _violation(budget, stage="model", minute=0, measured=2160.0, target=1600.0):
                                           over_ms=measured - target, requests=37)
 
 
-def test_violations_are_listed_newest_first_with_their_numbers(ann, alice):
-    budget = Budget.from_preset(alice[0], "chat", "", "seed-003-2.5s")
-    other = Budget.from_preset(alice[0], "rag", "", "seed-003-2.5s")
+def test_violations_are_listed_newest_first_with_their_numbers(ann, alpha):
+    budget = Budget.from_preset(alpha[0], "chat", "", "seed-003-2.5s")
+    other = Budget.from_preset(alpha[0], "rag", "", "seed-003-2.5s")
     model = _violation(budget)
     total = _violation(budget, stage="total", minute=15, measured=3104.4, target=2500.0)
     _violation(other, stage="network", measured=260.0, target=150.0)
@@ -164,8 +164,8 @@ def test_violations_are_listed_newest_first_with_their_numbers(ann, alice):
     assert "Network and headers</td><td>p95 260" not in own  # the other budget's violation stays in its own box
 
 
-def test_forms_need_a_csrf_token(members, clickhouse, alice):
-    budget = Budget.from_preset(alice[0], "chat", "", "seed-003-2.5s")
+def test_forms_need_a_csrf_token(members, clickhouse, alpha):
+    budget = Budget.from_preset(alpha[0], "chat", "", "seed-003-2.5s")
     c = Client(enforce_csrf_checks=True)
     c.force_login(members["ann"][0])
     assert custom(c, service="no-token").status_code == 403
@@ -181,9 +181,9 @@ def test_forms_need_a_csrf_token(members, clickhouse, alice):
     assert Budget.objects.filter(service="with-token").count() == 1
 
 
-def test_ben_cannot_see_or_change_alphas_budgets(ann, ben, alice, bob):
-    budget = Budget.from_preset(alice[0], "alpha-chat", "", "seed-003-2.5s")
-    Budget.from_preset(bob[0], "beta-chat", "", "seed-003-2.5s")
+def test_ben_cannot_see_or_change_alphas_budgets(ann, ben, alpha, beta):
+    budget = Budget.from_preset(alpha[0], "alpha-chat", "", "seed-003-2.5s")
+    Budget.from_preset(beta[0], "beta-chat", "", "seed-003-2.5s")
     assert ben.get("/budgets/?project=alpha").status_code == 404
     assert custom(ben, project="alpha", service="intruder").status_code == 404
     for project in ("alpha", "beta", ""):  # naming alpha, his own project, or none: alpha's budget id is not his

@@ -23,8 +23,8 @@ SECRET = re.compile(r'<pre id="webhook-secret">([A-Za-z0-9_-]{43})</pre>')
 
 
 @pytest.fixture
-def hook(alice, receiver):
-    return Webhook.objects.create(project=alice[0], name="ops-slack", kind=Webhook.SLACK, url=receiver.url("/slack"))
+def hook(alpha, receiver):
+    return Webhook.objects.create(project=alpha[0], name="ops-slack", kind=Webhook.SLACK, url=receiver.url("/slack"))
 
 
 def post(c, action, project="alpha", **data):
@@ -39,11 +39,11 @@ def row(html, hook) -> str:
     return re.search(rf'<tr id="webhook-{hook.pk}">(.*?)</tr>', html, re.S).group(1)
 
 
-def test_json_webhook_secret_is_shown_once(ann, receiver, alice):
+def test_json_webhook_secret_is_shown_once(ann, receiver, alpha):
     response = create(ann, name="pager", kind="json", url=receiver.url())
     html = response.content.decode()
     assert response.status_code == 200 and "no-store" in response["Cache-Control"]
-    hook = Webhook.objects.get(project=alice[0], name="pager")
+    hook = Webhook.objects.get(project=alpha[0], name="pager")
     assert (hook.kind, hook.url, hook.enabled) == ("json", receiver.url(), True)
     assert SECRET.findall(html) == [hook.secret]
     assert "Copy its signing secret now: it will not be shown again." in html
@@ -145,9 +145,9 @@ def test_delete_removes_the_webhook_and_its_log(ann, hook):
     assert 'id="no-webhooks"' in html and 'id="no-deliveries"' in html and "Webhook ops-slack deleted." in html
 
 
-def test_log_shows_the_projects_last_50_deliveries(ann, hook, bob):
+def test_log_shows_the_projects_last_50_deliveries(ann, hook, beta):
     made = [Delivery.objects.create(webhook=hook, event=f"event-{i}", payload={}) for i in range(55)]
-    beta_hook = Webhook.objects.create(project=bob[0], name="beta-hook", kind="slack", url="https://example.com/x")
+    beta_hook = Webhook.objects.create(project=beta[0], name="beta-hook", kind="slack", url="https://example.com/x")
     Delivery.objects.create(webhook=beta_hook, event="beta-event", payload={})
     html = ann.get("/webhooks/?project=alpha").content.decode()
     shown = [int(pk) for pk in re.findall(r'<tr id="delivery-(\d+)"', html)]

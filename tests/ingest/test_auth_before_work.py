@@ -15,8 +15,8 @@ from tests.ingest.test_bad_input import answer, failure, post, stored
 
 
 @pytest.fixture
-def alpha(alice, clickhouse):
-    return alice
+def alpha(alpha, clickhouse):
+    return alpha
 
 
 @pytest.fixture

@@ -47,8 +47,8 @@ def stored(project) -> list[str]:
 
 
 @pytest.fixture
-def alpha(alice, clickhouse):
-    return alice
+def alpha(alpha, clickhouse):
+    return alpha
 
 
 def test_truncated_protobuf_is_a_400_naming_the_reason(client, alpha):
@@ -215,9 +215,9 @@ def test_ingest_without_a_valid_ingest_key_is_refused(client, alpha, auth):
     assert stored(project) == []
 
 
-def test_spans_sent_with_bobs_key_land_in_bobs_project_only(client, alpha, bob):
+def test_spans_sent_with_bobs_key_land_in_bobs_project_only(client, alpha, beta):
     alice_project, _ = alpha
-    bob_project, bob_key = bob
+    bob_project, bob_key = beta
     # a resource that claims to be alice's project changes nothing: the key decides
     claim = {"project": alice_project.name, "latency_obs.project": alice_project.name, "project.id": alice_project.id}
     s = f.attempt()
@@ -245,9 +245,9 @@ def test_json_request_gets_a_json_answer_with_int64_as_string(client, alpha):
     assert len(stored(project)) == 1
 
 
-def test_ingest_status_counts_the_keys_project_only(client, alpha, bob):
+def test_ingest_status_counts_the_keys_project_only(client, alpha, beta):
     alice_project, alice_key = alpha
-    bob_project, bob_key = bob
+    bob_project, bob_key = beta
     parent = f.attempt()
     answer(post(client, alice_key, f.request(parent, f.stage(parent, "tokenize", 25, 4), f.attempt())))
     answer(post(client, bob_key, f.request(f.attempt())))

@@ -60,9 +60,9 @@ def status(client, key) -> dict:
     return client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {key}").json()["cardinality"]
 
 
-def test_services_past_the_projects_limit_are_stored_as_other_and_said_and_counted(client, alice, bob,
+def test_services_past_the_projects_limit_are_stored_as_other_and_said_and_counted(client, alpha, beta,
                                                                                      clickhouse, clock):
-    (alpha, key), (beta, beta_key) = alice, bob
+    (alpha, key), (beta, beta_key) = alpha, beta
     alpha.ingest_max_services_per_hour = 3
     alpha.save()
     names = ("svc-1", "svc-2", "svc-3", "svc-4", "svc-5")
@@ -82,8 +82,8 @@ def test_services_past_the_projects_limit_are_stored_as_other_and_said_and_count
     assert status(client, beta_key)["services"] == {"limit": 200, "seen_this_hour": 5, "folded_spans": 0}
 
 
-def test_a_value_seen_this_hour_stays_accepted_and_the_next_hour_starts_over(client, alice, clickhouse, clock):
-    alpha, key = alice
+def test_a_value_seen_this_hour_stays_accepted_and_the_next_hour_starts_over(client, alpha, clickhouse, clock):
+    alpha, key = alpha
     alpha.ingest_max_services_per_hour = 2
     alpha.save()
     answer(post(client, key, services("a", "b", "c")))  # c: __other__
@@ -96,8 +96,8 @@ def test_a_value_seen_this_hour_stays_accepted_and_the_next_hour_starts_over(cli
     assert status(client, key)["services"] == {"limit": 2, "seen_this_hour": 2, "folded_spans": 3}
 
 
-def test_routes_tenants_and_instances_fold_where_the_mapping_reads_them(client, alice, clickhouse, clock):
-    alpha, key = alice
+def test_routes_tenants_and_instances_fold_where_the_mapping_reads_them(client, alpha, clickhouse, clock):
+    alpha, key = alpha
     alpha.ingest_max_routes_per_hour = alpha.ingest_max_tenants_per_hour = alpha.ingest_max_instances_per_hour = 1
     alpha.save()
     req = ExportTraceServiceRequest()
@@ -119,8 +119,8 @@ def test_routes_tenants_and_instances_fold_where_the_mapping_reads_them(client, 
         "routes": 2, "tenants": 2, "instances": 1}
 
 
-def test_the_value_judged_is_the_one_the_mapping_stores(client, alice, clickhouse, clock):
-    alpha, key = alice
+def test_the_value_judged_is_the_one_the_mapping_stores(client, alpha, clickhouse, clock):
+    alpha, key = alpha
     alpha.ingest_max_tenants_per_hour = alpha.ingest_max_services_per_hour = 1
     alpha.save()
     answer(post(client, key, f.request(f.attempt(tenant="t1"), service="svc-1")))
@@ -134,8 +134,8 @@ def test_the_value_judged_is_the_one_the_mapping_stores(client, alice, clickhous
     assert [(r["service"], r["tenant"]) for r in spans(alpha.id, "service, tenant")] == [("svc-1", "t1"), (OTHER, OTHER)]
 
 
-def test_json_requests_are_folded_too(client, alice, clickhouse, clock):
-    alpha, key = alice
+def test_json_requests_are_folded_too(client, alpha, clickhouse, clock):
+    alpha, key = alpha
     alpha.ingest_max_tenants_per_hour = 1
     alpha.save()
     doc = f.otlp_json(f.request(f.attempt(tenant="t1"), f.attempt(tenant="t2"), f.attempt(tenant="t1")))
@@ -144,8 +144,8 @@ def test_json_requests_are_folded_too(client, alice, clickhouse, clock):
     assert stored(alpha, "tenant") == ["t1", OTHER, "t1"]
 
 
-def test_an_unlimited_dimension_is_not_tracked(client, alice, clickhouse, clock):
-    alpha, key = alice
+def test_an_unlimited_dimension_is_not_tracked(client, alpha, clickhouse, clock):
+    alpha, key = alpha
     alpha.ingest_max_services_per_hour = 0
     alpha.save()
     assert message(post(client, key, services(*[f"s{i}" for i in range(5)]))) == (0, "")

@@ -10,8 +10,8 @@ def _count(clickhouse, project_id, final=True) -> int:
     return clickhouse.query_rows(sql, parameters={"p": project_id})[0][0]
 
 
-def test_a_request_sent_twice_leaves_one_row_per_span(alice, ingest, clickhouse):
-    project, key = alice
+def test_a_request_sent_twice_leaves_one_row_per_span(alpha, ingest, clickhouse):
+    project, key = alpha
     parent = f.attempt()
     req = f.request(parent, f.stage(parent, "connect", 20, 30), f.attempt())
     clickhouse.command("SYSTEM STOP MERGES spans")  # keep both copies apart, so FINAL has work to do
@@ -33,8 +33,8 @@ def _spool(tmp_path, project_id, requests) -> Spool:
     return spool
 
 
-def test_several_segments_go_in_one_batch_and_leave_the_spool(alice, clickhouse, tmp_path):
-    project, _ = alice
+def test_several_segments_go_in_one_batch_and_leave_the_spool(alpha, clickhouse, tmp_path):
+    project, _ = alpha
     spool = _spool(tmp_path, project.id, [f.request(f.attempt(), f.attempt()), f.request(f.attempt())])
     batch = spool.claim_batch(max_bytes=1 << 20)
     assert len(batch.segments) == 2 and batch.manifest.exists()
@@ -44,8 +44,8 @@ def test_several_segments_go_in_one_batch_and_leave_the_spool(alice, clickhouse,
     assert len(attempts(project.id)) == 3
 
 
-def test_replaying_a_batch_whose_insert_landed_stores_nothing_twice(alice, clickhouse, tmp_path):
-    project, _ = alice
+def test_replaying_a_batch_whose_insert_landed_stores_nothing_twice(alpha, clickhouse, tmp_path):
+    project, _ = alpha
     spool = _spool(tmp_path, project.id, [f.request(f.attempt(), f.attempt()), f.request(f.attempt())])
     batch = spool.claim_batch(max_bytes=1 << 20)
     assert insert_batch(batch) == 2
@@ -60,8 +60,8 @@ def test_replaying_a_batch_whose_insert_landed_stores_nothing_twice(alice, click
     assert len(attempts(project.id)) == 3
 
 
-def test_a_batch_stops_at_the_byte_limit(alice, clickhouse, tmp_path):
-    project, _ = alice
+def test_a_batch_stops_at_the_byte_limit(alpha, clickhouse, tmp_path):
+    project, _ = alpha
     spool = _spool(tmp_path, project.id, [f.request(f.attempt()) for _ in range(3)])
     one_segment = min(p.stat().st_size for p in tmp_path.glob("*.seg"))
     batch = spool.claim_batch(max_bytes=one_segment + 1)
@@ -69,8 +69,8 @@ def test_a_batch_stops_at_the_byte_limit(alice, clickhouse, tmp_path):
     batch.release()
 
 
-def test_a_batch_that_landed_but_was_half_cleaned_up_is_not_replayed(alice, clickhouse, tmp_path):
-    project, _ = alice
+def test_a_batch_that_landed_but_was_half_cleaned_up_is_not_replayed(alpha, clickhouse, tmp_path):
+    project, _ = alpha
     spool = _spool(tmp_path, project.id, [f.request(f.attempt(), f.attempt()), f.request(f.attempt())])
     batch = spool.claim_batch(max_bytes=1 << 20)
     assert insert_batch(batch) == 2

@@ -29,8 +29,8 @@ def _post(client, key, req):
                        HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
-def test_spans_acknowledged_during_an_outage_are_stored_after_it(client, alice, clickhouse, fresh_writer):
-    project, key = alice
+def test_spans_acknowledged_during_an_outage_are_stored_after_it(client, alpha, clickhouse, fresh_writer):
+    project, key = alpha
     clickhouse.command("RENAME TABLE spans TO spans_offline")
     try:
         assert _post(client, key, f.request(f.attempt(), f.attempt())).status_code == 200
@@ -44,8 +44,8 @@ def test_spans_acknowledged_during_an_outage_are_stored_after_it(client, alice, 
     assert get_writer().spool.backlog() == (0, 0)
 
 
-def test_full_spool_answers_503_with_retry_after(client, alice, settings, outage, fresh_writer):
-    _, key = alice
+def test_full_spool_answers_503_with_retry_after(client, alpha, settings, outage, fresh_writer):
+    _, key = alpha
     settings.INGEST_SPOOL_MAX_BYTES = 3000
     settings.INGEST_SEGMENT_SPANS = 1
     settings.INGEST_RETRY_AFTER_SECONDS = 7
@@ -59,8 +59,8 @@ def test_full_spool_answers_503_with_retry_after(client, alice, settings, outage
     assert response["X-Latency-Obs-Reason"] == "spool_full"
 
 
-def test_spool_accepts_again_once_clickhouse_is_back(client, alice, clickhouse, settings, fresh_writer):
-    project, key = alice
+def test_spool_accepts_again_once_clickhouse_is_back(client, alpha, clickhouse, settings, fresh_writer):
+    project, key = alpha
     settings.INGEST_SPOOL_MAX_BYTES = 3000
     clickhouse.command("RENAME TABLE spans TO spans_offline")
     try:

@@ -19,9 +19,9 @@ from projects.models import ApiKey
 from tests.ingest import fuzzing as fz
 
 @pytest.fixture
-def keys(alice, clickhouse):
+def keys(alpha, clickhouse):
     """Raw keys of project alpha for fz.KEY_KINDS; the writer flushes the accepted spans to chDB meanwhile."""
-    project, ingest_key = alice
+    project, ingest_key = alpha
     read = ApiKey.issue(project, ["read"])[1]
     row, revoked = ApiKey.issue(project, ["ingest"])
     row.revoke()

@@ -14,8 +14,8 @@ SURROGATE_WARNING = "lone UTF-16 surrogate escape(s) (\\ud800-\\udfff) in string
 
 
 @pytest.fixture
-def alpha(alice, clickhouse):
-    return alice
+def alpha(alpha, clickhouse):
+    return alpha
 
 
 def json_text(doc: dict, **raw: str) -> bytes:

@@ -65,8 +65,8 @@ def stored_count(project) -> int:
     return len(spans(project.id, "span_id"))
 
 
-def test_project_over_its_rate_gets_429_and_the_other_project_is_untouched(client, alice, bob, clickhouse, clock):
-    (alpha, alpha_key), (beta, beta_key) = alice, bob
+def test_project_over_its_rate_gets_429_and_the_other_project_is_untouched(client, alpha, beta, clickhouse, clock):
+    (alpha, alpha_key), (beta, beta_key) = alpha, beta
     assert post(client, alpha_key, 20).status_code == 200  # the full burst: 10/s x 2 s
     retry_after, message = refused(post(client, alpha_key, 15))
     assert retry_after == 2  # 15 spans at 10/s from an empty bucket: 1.5 s, rounded up
@@ -76,16 +76,16 @@ def test_project_over_its_rate_gets_429_and_the_other_project_is_untouched(clien
     assert (stored_count(alpha), stored_count(beta)) == (20, 20)
 
 
-def test_429_is_answered_in_json_for_a_json_request(client, alice, clickhouse, clock):
-    _, key = alice
+def test_429_is_answered_in_json_for_a_json_request(client, alpha, clickhouse, clock):
+    _, key = alpha
     post(client, key, 20, JSON)
     response = post(client, key, 1, JSON)
     assert (response.status_code, response["Content-Type"], response["Retry-After"]) == (429, JSON, "1")
     assert response.json()["message"].startswith("rate_limited:")
 
 
-def test_bucket_refills_at_the_rate(client, alice, clickhouse, clock):
-    _, key = alice
+def test_bucket_refills_at_the_rate(client, alpha, clickhouse, clock):
+    _, key = alpha
     assert post(client, key, 20).status_code == 200
     clock.now += 1.4  # 14 tokens: not yet enough for 15
     assert refused(post(client, key, 15))[0] == 1  # 1 token missing: 0.1 s, at least 1
@@ -96,9 +96,9 @@ def test_bucket_refills_at_the_rate(client, alice, clickhouse, clock):
     assert refused(post(client, key, 1))[0] == 1
 
 
-def test_request_larger_than_the_burst_is_admitted_when_the_bucket_is_full_then_paid_back(client, alice,
+def test_request_larger_than_the_burst_is_admitted_when_the_bucket_is_full_then_paid_back(client, alpha,
                                                                                         clickhouse, clock):
-    project, key = alice
+    project, key = alpha
     assert post(client, key, 50).status_code == 200  # 50 > burst 20, but the bucket was full
     # the bucket is at 20 - 50 = -30: one more span waits (1 + 30) / 10 = 3.1 s -> Retry-After 4
     assert refused(post(client, key, 1))[0] == 4
@@ -107,8 +107,8 @@ def test_request_larger_than_the_burst_is_admitted_when_the_bucket_is_full_then_
     assert stored_count(project) == 51
 
 
-def test_override_in_the_project_takes_effect(client, alice, clickhouse, clock, settings):
-    project, key = alice
+def test_override_in_the_project_takes_effect(client, alpha, clickhouse, clock, settings):
+    project, key = alpha
     settings.INGEST_PROJECT_SPANS_PER_SECOND = 50_000
     assert post(client, key, 30).status_code == 200
     project.ingest_spans_per_second = 5  # saved through the model (as the admin does): seen at once here
@@ -124,8 +124,8 @@ def test_override_in_the_project_takes_effect(client, alice, clickhouse, clock, 
     assert post(client, key, 30).status_code == 200  # back to the default of 50,000/s
 
 
-def test_zero_is_unlimited(client, alice, bob, clickhouse, clock, settings):
-    (alpha, alpha_key), (_, beta_key) = alice, bob
+def test_zero_is_unlimited(client, alpha, beta, clickhouse, clock, settings):
+    (alpha, alpha_key), (_, beta_key) = alpha, beta
     alpha.ingest_spans_per_second = 0
     alpha.save()
     for _ in range(3):
@@ -135,10 +135,10 @@ def test_zero_is_unlimited(client, alice, bob, clickhouse, clock, settings):
     assert post(client, beta_key, 200).status_code == 200
 
 
-def test_model_refuses_a_spool_share_outside_its_range(alice):
+def test_model_refuses_a_spool_share_outside_its_range(alpha):
     from django.core.exceptions import ValidationError
 
-    project, _ = alice
+    project, _ = alpha
     for bad in (0.0, 0.005, 1.5):
         project.ingest_spool_share = bad
         with pytest.raises(ValidationError):
@@ -147,16 +147,16 @@ def test_model_refuses_a_spool_share_outside_its_range(alice):
     project.full_clean()
 
 
-def test_spool_share_is_the_override_else_the_default(alice, bob, clock, settings):
+def test_spool_share_is_the_override_else_the_default(alpha, beta, clock, settings):
     settings.INGEST_PROJECT_SPOOL_SHARE = 0.5
-    (alpha, _), (beta, _) = alice, bob
+    (alpha, _), (beta, _) = alpha, beta
     alpha.ingest_spool_share = 0.2
     alpha.save()
     assert (limits.spool_share(alpha.pk), limits.spool_share(beta), limits.spool_share(beta.pk)) == (0.2, 0.5, 0.5)
 
 
-def test_status_shows_the_limits_and_what_was_refused(client, alice, bob, clickhouse, clock, settings):
-    (alpha, key), (_, beta_key) = alice, bob
+def test_status_shows_the_limits_and_what_was_refused(client, alpha, beta, clickhouse, clock, settings):
+    (alpha, key), (_, beta_key) = alpha, beta
     settings.INGEST_SPOOL_MAX_BYTES = 1000 * 1024 * 1024
     alpha.ingest_spool_share = 0.25
     alpha.save()
@@ -193,8 +193,8 @@ def test_bucket_admits_exactly_the_burst_under_concurrent_requests(clock):
 
 
 @pytest.mark.slow
-def test_grpc_over_limit_is_resource_exhausted_with_retry_info(transactional_db, alice, bob, clickhouse, clock):
-    (_, alpha_key), (_, beta_key) = alice, bob
+def test_grpc_over_limit_is_resource_exhausted_with_retry_info(transactional_db, alpha, beta, clickhouse, clock):
+    (_, alpha_key), (_, beta_key) = alpha, beta
     server, port = build_server("127.0.0.1", 0)
     server.start()
     try:
@@ -233,9 +233,9 @@ def _send_twice(exporter, n_first: int, n_second: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("transport", ["http", "grpc"])
 def test_sdk_exporters_retry_after_the_given_delay_and_get_through(transport, transactional_db, live_server,
-                                                                   alice, clickhouse, monkeypatch, settings):
+                                                                   alpha, clickhouse, monkeypatch, settings):
     """Real clock: with 1 span/s and a burst of 1, the second export is refused for 1 s; the SDK waits and resends."""
-    project, key = alice
+    project, key = alpha
     settings.INGEST_PROJECT_SPANS_PER_SECOND = 1
     settings.INGEST_PROJECT_BURST_SECONDS = 1
     monkeypatch.setattr(limits, "state", limits.State())
@@ -256,10 +256,10 @@ def test_sdk_exporters_retry_after_the_given_delay_and_get_through(transport, tr
     assert stored_count(project) == 2  # and stored after the retry
 
 
-def test_admin_edits_the_overrides_and_refuses_a_share_out_of_range(client, alice, clock):
+def test_admin_edits_the_overrides_and_refuses_a_share_out_of_range(client, alpha, clock):
     from django.contrib.auth.models import User
 
-    project, _ = alice
+    project, _ = alpha
     client.force_login(User.objects.create_superuser("root", password="x"))
     url = f"/admin/projects/project/{project.pk}/change/"
     assert limits.project_limits(project.pk) == limits.Limits(10, 20, 0.5, 200, 1000, 10_000, 1000)  # defaults, cached

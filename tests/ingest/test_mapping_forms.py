@@ -13,8 +13,8 @@ def buckets(row) -> tuple:
     return tuple(row[b] for b in BUCKETS)
 
 
-def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(alice, ingest):
-    project, key = alice
+def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(alpha, ingest):
+    project, key = alpha
     # no queued (-> span start 0) and no released (-> span end 1250)
     no_ends = f.span(duration_ms=1250, attributes=LLM, events={"admitted": 30, "first_token": 330, "last_token": 1230})
     # no admitted (-> queued_at 10)
@@ -29,8 +29,8 @@ def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(al
     assert buckets(second) + (second["total_ms"],) == (0, 0, 200, 700, 80, 980)
 
 
-def test_t_conn_sums_connect_stage_spans_including_one_sent_in_a_later_request(alice, ingest):
-    project, key = alice
+def test_t_conn_sums_connect_stage_spans_including_one_sent_in_a_later_request(alpha, ingest):
+    project, key = alpha
     parent = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False)
     connect = f.stage(parent, "connect", offset_ms=20, duration_ms=30)
     tokenize = f.stage(parent, "tokenize", offset_ms=60, duration_ms=5)  # a stage, but not connection setup
@@ -45,8 +45,8 @@ def test_t_conn_sums_connect_stage_spans_including_one_sent_in_a_later_request(a
     assert buckets(row) == (20, 40, 260, 900, 15)
 
 
-def test_t_conn_is_zero_when_reused_and_null_when_the_span_says_nothing(alice, ingest):
-    project, key = alice
+def test_t_conn_is_zero_when_reused_and_null_when_the_span_says_nothing(alpha, ingest):
+    project, key = alpha
     reused = f.attempt(t_first_token_ms=300, reused=True)
     unknown = f.attempt(t_first_token_ms=300, reused=None)
     # a connect span under a reused connection does not count: reused says 0
@@ -57,8 +57,8 @@ def test_t_conn_is_zero_when_reused_and_null_when_the_span_says_nothing(alice, i
     assert (second["connection_reused"], second["t_conn_ms"], second["t_first_token_ms"]) == (None, None, 300)
 
 
-def test_vllm_latency_attributes_give_instants_and_tokens(alice, ingest):
-    project, key = alice
+def test_vllm_latency_attributes_give_instants_and_tokens(alpha, ingest):
+    project, key = alpha
     s = f.span(name="llm_request", duration_ms=1270, attributes={
         "gen_ai.latency.time_in_queue": 0.05, "gen_ai.latency.time_to_first_token": 0.35, "gen_ai.latency.e2e": 1.25,
         "gen_ai.usage.prompt_tokens": 512, "gen_ai.usage.completion_tokens": 128, "gen_ai.request.id": "cmpl-1"})
@@ -72,8 +72,8 @@ def test_vllm_latency_attributes_give_instants_and_tokens(alice, ingest):
     assert (row["input_tokens"], row["output_tokens"]) == (512, 128)
 
 
-def test_genai_time_to_first_chunk_gives_first_token_and_span_bounds_the_rest(alice, ingest):
-    project, key = alice
+def test_genai_time_to_first_chunk_gives_first_token_and_span_bounds_the_rest(alpha, ingest):
+    project, key = alpha
     s = f.span(name="chat llama-3.1-8b", duration_ms=1000, kind=Span.SPAN_KIND_CLIENT, attributes={
         "gen_ai.operation.name": "chat", "gen_ai.request.model": "llama-3.1-8b",
         "gen_ai.response.time_to_first_chunk": 0.4, "gen_ai.usage.input_tokens": 90, "gen_ai.usage.output_tokens": 30})
@@ -85,8 +85,8 @@ def test_genai_time_to_first_chunk_gives_first_token_and_span_bounds_the_rest(al
     assert (row["input_tokens"], row["output_tokens"]) == (90, 30)
 
 
-def test_openllmetry_first_and_last_completion_chunks_give_first_and_last_token(alice, ingest):
-    project, key = alice
+def test_openllmetry_first_and_last_completion_chunks_give_first_and_last_token(alpha, ingest):
+    project, key = alpha
     chunks = [("gen_ai.content.completion.chunk", ms) for ms in (250, 300, 640, 900)]
     s = f.span(name="openai.chat", duration_ms=1000, kind=Span.SPAN_KIND_CLIENT, events=chunks,
                attributes={"gen_ai.request.model": "gpt-4o", "gen_ai.is_streaming": True})
@@ -97,8 +97,8 @@ def test_openllmetry_first_and_last_completion_chunks_give_first_and_last_token(
     assert buckets(row) == (0, None, 250, 650, 100)
 
 
-def test_openinference_first_token_event_and_token_counts(alice, ingest):
-    project, key = alice
+def test_openinference_first_token_event_and_token_counts(alpha, ingest):
+    project, key = alpha
     s = f.span(name="ChatCompletion", duration_ms=1500, kind=Span.SPAN_KIND_INTERNAL,
                events={"First Token Stream Event": 420},
                attributes={"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
@@ -110,8 +110,8 @@ def test_openinference_first_token_event_and_token_counts(alice, ingest):
     assert buckets(row) == (0, None, 420, None, None)
 
 
-def test_sglang_prefill_waiting_child_gives_the_queue_interval(alice, ingest, clickhouse):
-    project, key = alice
+def test_sglang_prefill_waiting_child_gives_the_queue_interval(alpha, ingest, clickhouse):
+    project, key = alpha
     root = f.span(name="Req 1a2b3c4d", duration_ms=1210, kind=Span.SPAN_KIND_INTERNAL, attributes={
         "gen_ai.latency.time_to_first_token": 0.5, "gen_ai.latency.e2e": 1.2,
         "gen_ai.usage.prompt_tokens": 64, "gen_ai.usage.completion_tokens": 16, "gen_ai.response.model": "qwen"})
@@ -131,8 +131,8 @@ def _failed(start_ns, **attributes):
                   attributes={**LLM, **attributes})
 
 
-def test_t_retry_on_the_final_attempt_spans_the_whole_run(alice, ingest):
-    project, key = alice
+def test_t_retry_on_the_final_attempt_spans_the_whole_run(alpha, ingest):
+    project, key = alpha
     run = {"llm.run.id": "run-42"}
     first = _failed(f.BASE_NS, **run, **{"llm.attempt": 1, "llm.retry.cause": "timeout"})
     second = _failed(f.BASE_NS + 1500 * f.MS, **run, **{"llm.attempt": 2, "error.type": "rate_limited"})
@@ -148,8 +148,8 @@ def test_t_retry_on_the_final_attempt_spans_the_whole_run(alice, ingest):
     assert [buckets(r) for r in rows[:2]] == [(20, 0, None, None, None)] * 2
 
 
-def test_a_run_of_one_attempt_has_t_retry_zero_and_the_run_defaults_to_the_trace(alice, ingest):
-    project, key = alice
+def test_a_run_of_one_attempt_has_t_retry_zero_and_the_run_defaults_to_the_trace(alpha, ingest):
+    project, key = alpha
     alone = f.attempt(start_ns=f.BASE_NS)
     trace = f.new_trace_id()
     # no llm.run.id: two attempts of one trace are one run; 700 ms apart
@@ -162,8 +162,8 @@ def test_a_run_of_one_attempt_has_t_retry_zero_and_the_run_defaults_to_the_trace
     assert [(r["attempt"], r["t_retry_ms"], r["run_attempt_count"]) for r in rows] == [(1, 0, 1), (1, None, 2), (2, 700, 2)]
 
 
-def test_route_attempt_and_tenant_fall_back_as_the_contract_says(alice, ingest):
-    project, key = alice
+def test_route_attempt_and_tenant_fall_back_as_the_contract_says(alpha, ingest):
+    project, key = alpha
     explicit = f.attempt(tenant="alice", route="/v1/chat",
                          attributes={"http.route": "/ignored", "llm.attempt": 5, "http.request.resend_count": 2})
     http = f.attempt(tenant=None, route=None, attributes={"http.route": "/v1/completions", "http.request.resend_count": 2})
@@ -175,8 +175,8 @@ def test_route_attempt_and_tenant_fall_back_as_the_contract_says(alice, ingest):
         ("/v1/chat", 5, "alice"), ("/v1/completions", 3, "acme"), ("POST /generate", 1, "acme")]
 
 
-def test_stage_and_plain_spans_are_stored_but_only_attempts_reach_the_view(alice, ingest):
-    project, key = alice
+def test_stage_and_plain_spans_are_stored_but_only_attempts_reach_the_view(alpha, ingest):
+    project, key = alpha
     parent = f.attempt()
     tokenize = f.stage(parent, "tokenize", offset_ms=25, duration_ms=4)
     plain = f.span(name="SELECT users", kind=Span.SPAN_KIND_CLIENT,
@@ -189,8 +189,8 @@ def test_stage_and_plain_spans_are_stored_but_only_attempts_reach_the_view(alice
     assert [r["span_id"] for r in attempts(project.id)] == [parent.span_id.hex()]
 
 
-def test_llm_attributes_on_the_resource_do_not_make_plain_spans_attempts(alice, ingest):
-    project, key = alice
+def test_llm_attributes_on_the_resource_do_not_make_plain_spans_attempts(alpha, ingest):
+    project, key = alpha
     parent = f.attempt()
     health = f.span(name="GET /health", attributes={"http.route": "/health"})
     # the cap describes the instance, so it is a resource attribute; the attempt still reads it
@@ -200,8 +200,8 @@ def test_llm_attributes_on_the_resource_do_not_make_plain_spans_attempts(alice, 
     assert len(attempts(project.id)) == 1
 
 
-def test_a_bucket_whose_instants_are_missing_is_null_not_zero(alice, ingest):
-    project, key = alice
+def test_a_bucket_whose_instants_are_missing_is_null_not_zero(alpha, ingest):
+    project, key = alpha
     s = f.span(duration_ms=915, attributes=LLM, events={"queued": 0, "admitted": 20, "last_token": 900, "released": 915})
     ingest(key, f.request(s))
     [row] = attempts(project.id)

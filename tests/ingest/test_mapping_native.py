@@ -3,8 +3,8 @@ from tests import factories as f
 from tests.helpers import attempts
 
 
-def test_native_events_give_the_five_buckets(alice, ingest):
-    project, key = alice
+def test_native_events_give_the_five_buckets(alpha, ingest):
+    project, key = alpha
     ingest(key, f.request(f.attempt(t_queue_ms=20, t_first_token_ms=300, t_stream_ms=900, t_post_ms=15)))
     [row] = attempts(project.id)
     # reused connection: t_conn 0; one attempt: t_retry 0; total = 20 + 300 + 900 + 15

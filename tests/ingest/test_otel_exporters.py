@@ -59,8 +59,8 @@ def _assert_stored(project_id):
     assert (final["tenant"], final["route"], final["service"], final["instance"], final["cap"]) == ("acme", "/chat", "gw", "gw-a", 8)
 
 
-def test_http_exporter_spans_are_stored_with_buckets(live_server, clickhouse, alice):
-    project, key = alice
+def test_http_exporter_spans_are_stored_with_buckets(live_server, clickhouse, alpha):
+    project, key = alpha
     exporter = HttpExporter(endpoint=f"{live_server.url}/v1/traces", headers={"Authorization": f"Bearer {key}"})
     provider = _provider(exporter)
     _emit_retried_request(provider.get_tracer("test"))
@@ -68,8 +68,8 @@ def test_http_exporter_spans_are_stored_with_buckets(live_server, clickhouse, al
     _assert_stored(project.id)
 
 
-def test_grpc_exporter_spans_are_stored_with_buckets(transactional_db, clickhouse, alice):
-    project, key = alice
+def test_grpc_exporter_spans_are_stored_with_buckets(transactional_db, clickhouse, alpha):
+    project, key = alpha
     server, port = build_server("127.0.0.1", 0)
     server.start()
     try:

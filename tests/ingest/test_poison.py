@@ -16,8 +16,8 @@ def _post(client, key, body, content_type="application/x-protobuf"):
     return client.post("/v1/traces", body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
-def test_non_finite_latency_attributes_leave_the_instant_unknown(client, alice, clickhouse):
-    project, key = alice
+def test_non_finite_latency_attributes_leave_the_instant_unknown(client, alpha, clickhouse):
+    project, key = alpha
     bad = f.span(name="llm_request", attributes={"gen_ai.latency.e2e": math.inf, "gen_ai.latency.time_to_first_token": math.nan,
                                                  "gen_ai.latency.time_in_queue": 1e300, "llm.attempt": math.inf})
     assert _post(client, key, f.request(bad, f.attempt()).SerializeToString()).status_code == 200
@@ -29,8 +29,8 @@ def test_non_finite_latency_attributes_leave_the_instant_unknown(client, alice, 
     assert (vllm["admitted_at"], vllm["first_token_at"], vllm["last_token_at"], vllm["attempt"]) == (None, None, None, 1)
 
 
-def test_a_known_field_with_the_wrong_wire_type_is_dropped_not_passed_on(client, alice, clickhouse):
-    project, key = alice
+def test_a_known_field_with_the_wrong_wire_type_is_dropped_not_passed_on(client, alpha, clickhouse):
+    project, key = alpha
     good = f.request(f.attempt()).SerializeToString()
     # Span.name (field 5) sent as a varint: Python sees an unknown field, ClickHouse's parser would choke
     odd_span = f.attempt()
@@ -43,10 +43,10 @@ def test_a_known_field_with_the_wrong_wire_type_is_dropped_not_passed_on(client,
     assert len(attempts(project.id)) == 2
 
 
-def test_an_unreadable_record_is_quarantined_and_the_others_land(alice, clickhouse, tmp_path):
+def test_an_unreadable_record_is_quarantined_and_the_others_land(alpha, clickhouse, tmp_path):
     from ingest.writer import Writer
 
-    project, _ = alice
+    project, _ = alpha
     spool = Spool(tmp_path, segment_spans=1, max_bytes=1 << 20, fsync=False, max_age_s=60)
     spool.append(project.id, f.request(f.attempt()).SerializeToString(), 1)
     (tmp_path / "00000000000000000001-1-000001.seg").write_bytes(frame(spool_record(b"\x0a\xff\xff\x03xx", project.id)))
@@ -59,8 +59,8 @@ def test_an_unreadable_record_is_quarantined_and_the_others_land(alice, clickhou
     assert not list(tmp_path.glob("*.seg")) and not list(tmp_path.glob("*.batch"))
 
 
-def test_a_segment_named_by_a_manifest_is_not_put_in_a_new_batch(alice, clickhouse, tmp_path):
-    project, _ = alice
+def test_a_segment_named_by_a_manifest_is_not_put_in_a_new_batch(alpha, clickhouse, tmp_path):
+    project, _ = alpha
     spool = Spool(tmp_path, segment_spans=1, max_bytes=1 << 20, fsync=False, max_age_s=60)
     for _ in range(2):
         spool.append(project.id, f.request(f.attempt()).SerializeToString(), 1)
@@ -76,8 +76,8 @@ def test_a_segment_named_by_a_manifest_is_not_put_in_a_new_batch(alice, clickhou
     b.release()
 
 
-def test_deeply_nested_or_odd_json_is_a_400_or_a_partial_success(client, alice):
-    _, key = alice
+def test_deeply_nested_or_odd_json_is_a_400_or_a_partial_success(client, alpha):
+    _, key = alpha
     deep = '{"resourceSpans":' + "[" * 100_000 + "]" * 100_000 + "}"
     response = _post(client, key, deep, "application/json")
     assert (response.status_code, response["X-Latency-Obs-Reason"]) == (400, "malformed_json")
@@ -85,8 +85,8 @@ def test_deeply_nested_or_odd_json_is_a_400_or_a_partial_success(client, alice):
     assert response.status_code == 200
 
 
-def test_an_unwritable_spool_answers_503_not_500(client, alice, monkeypatch):
-    _, key = alice
+def test_an_unwritable_spool_answers_503_not_500(client, alpha, monkeypatch):
+    _, key = alpha
     spool = get_writer().spool
 
     def full(*args, **kwargs):

@@ -12,9 +12,9 @@ def _post(client, key, spans_in_request=50):
     return client.post("/v1/traces", body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
-def test_a_project_over_its_spool_share_gets_429_and_another_is_untouched(client, alice, bob, clickhouse, settings,
+def test_a_project_over_its_spool_share_gets_429_and_another_is_untouched(client, alpha, beta, clickhouse, settings,
                                                                           monkeypatch):
-    (alpha, key_a), (beta, key_b) = alice, bob
+    (alpha, key_a), (beta, key_b) = alpha, beta
     spool = get_writer().spool
     settings.INGEST_SPOOL_MAX_BYTES = 1 << 20
     monkeypatch.setattr(spool, "max_bytes", 1 << 20)

@@ -35,8 +35,8 @@ def _stored(project_id) -> int:
     return len(spans(project_id, columns="span_id"))
 
 
-def test_a_request_over_101_days_is_stored_whole_by_halves_and_blocks_nobody(alice, bob, clickhouse, settings):
-    (alpha, key_a), (beta, key_b) = alice, bob
+def test_a_request_over_101_days_is_stored_whole_by_halves_and_blocks_nobody(alpha, beta, clickhouse, settings):
+    (alpha, key_a), (beta, key_b) = alpha, beta
     # 101 valid spans, one per day: one INSERT of them all needs 101 partitions (ClickHouse allows 100)
     days = [f.span(start_ns=f.BASE_NS - d * DAY_NS) for d in range(101)]
     writer = get_writer()
@@ -47,8 +47,8 @@ def test_a_request_over_101_days_is_stored_whole_by_halves_and_blocks_nobody(ali
     assert quarantine.entries(settings.INGEST_SPOOL_DIR) == [] and writer.spool.backlog() == (0, 0)
 
 
-def test_the_span_at_fault_alone_is_quarantined_with_its_reason(alice, bob, clickhouse, tmp_path):
-    (alpha, _), (beta, _) = alice, bob
+def test_the_span_at_fault_alone_is_quarantined_with_its_reason(alpha, beta, clickhouse, tmp_path):
+    (alpha, _), (beta, _) = alpha, beta
     spool = Spool(tmp_path, segment_spans=100, max_bytes=1 << 24, fsync=False, max_age_s=60)
     spool.append(alpha.id, _odd_request(good=7), 8)
     spool.append(beta.id, f.request(f.attempt(), f.attempt()).SerializeToString(), 2)
@@ -59,8 +59,8 @@ def test_the_span_at_fault_alone_is_quarantined_with_its_reason(alice, bob, clic
     assert not list(tmp_path.glob("*.seg")) and not list(tmp_path.glob("*.batch"))
 
 
-def test_a_replayed_bisection_stores_nothing_twice(alice, clickhouse, tmp_path):
-    alpha, _ = alice
+def test_a_replayed_bisection_stores_nothing_twice(alpha, clickhouse, tmp_path):
+    alpha, _ = alpha
     spool = Spool(tmp_path, segment_spans=100, max_bytes=1 << 24, fsync=False, max_age_s=60)
     spool.append(alpha.id, _odd_request(good=5), 6)
     spool.rotate(force=True)
@@ -80,8 +80,8 @@ def test_a_replayed_bisection_stores_nothing_twice(alice, clickhouse, tmp_path):
     assert len(quarantine.entries(tmp_path)) == 1  # the same entry rewritten, not a second
 
 
-def test_while_inserts_fail_nothing_is_quarantined_and_everything_lands_after(alice, clickhouse, tmp_path, settings):
-    alpha, _ = alice
+def test_while_inserts_fail_nothing_is_quarantined_and_everything_lands_after(alpha, clickhouse, tmp_path, settings):
+    alpha, _ = alpha
     spool = Spool(tmp_path, segment_spans=1, max_bytes=1 << 24, fsync=False, max_age_s=60)
     for _ in range(3):
         spool.append(alpha.id, f.request(f.attempt()).SerializeToString(), 1)
@@ -97,8 +97,8 @@ def test_while_inserts_fail_nothing_is_quarantined_and_everything_lands_after(al
     assert _stored(alpha.id) == 3 and quarantine.entries(tmp_path) == []
 
 
-def test_quarantine_lists_and_replays_after_a_fix(alice, clickhouse, settings, capsys):
-    alpha, _ = alice
+def test_quarantine_lists_and_replays_after_a_fix(alpha, clickhouse, settings, capsys):
+    alpha, _ = alpha
     good = frame(spool_record(f.request(f.attempt(), f.attempt()).SerializeToString(), alpha.id))
     quarantine.put(settings.INGEST_SPOOL_DIR, "fixed-later", good, reason="clickhouse_252", code=252,
                    message="Too many partitions", spans={alpha.id: 2}, count=1)
@@ -109,8 +109,8 @@ def test_quarantine_lists_and_replays_after_a_fix(alice, clickhouse, settings, c
     assert _stored(alpha.id) == 2 and quarantine.entries(settings.INGEST_SPOOL_DIR) == []
 
 
-def test_healthz_and_ingest_status_count_quarantined_spans(client, alice, bob, clickhouse, settings):
-    (alpha, key_a), (beta, _) = alice, bob
+def test_healthz_and_ingest_status_count_quarantined_spans(client, alpha, beta, clickhouse, settings):
+    (alpha, key_a), (beta, _) = alpha, beta
     quarantine.put(settings.INGEST_SPOOL_DIR, "held", b"", reason="clickhouse_6", code=6, message="x",
                    spans={alpha.id: 3, beta.id: 4}, count=2)
     assert client.get("/healthz").json()["quarantined_spans"] == 7  # operators: every project

@@ -51,16 +51,16 @@ def test_disallowed_host_on_an_api_path_is_a_json_400(client, db, settings):
     json_error(client.get("/api/v1/ingest/status", HTTP_HOST="evil.example"), 400, "bad_request")
 
 
-def test_exception_in_the_ingest_view_is_a_json_500(raising_client, alice, monkeypatch):
-    _, key = alice
+def test_exception_in_the_ingest_view_is_a_json_500(raising_client, alpha, monkeypatch):
+    _, key = alpha
     monkeypatch.setattr("ingest.views.export", lambda *args: 1 / 0)
     response = raising_client.post("/v1/traces", data=f.request(f.attempt()).SerializeToString(),
                                    content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}")
     json_error(response, 500, "internal_error")
 
 
-def test_exception_in_the_read_api_is_a_json_500(raising_client, alice, monkeypatch):
-    _, key = alice
+def test_exception_in_the_read_api_is_a_json_500(raising_client, alpha, monkeypatch):
+    _, key = alpha
     monkeypatch.setattr("analysis.views.run_diagnosis", lambda *args, **kwargs: 1 / 0)
     response = raising_client.get("/api/v1/diagnosis?service=s&start=2026-01-05T10:00:00Z&end=2026-01-05T11:00:00Z",
                                   HTTP_AUTHORIZATION=f"Bearer {key}")
@@ -99,24 +99,24 @@ def test_every_api_error_has_the_one_base():
     assert ClickHouseError("unavailable", "m").status == 503
 
 
-def test_a_reason_error_raised_by_an_api_view_is_answered_as_json(client, alice, monkeypatch):
+def test_a_reason_error_raised_by_an_api_view_is_answered_as_json(client, alpha, monkeypatch):
     def over(*args, **kwargs):
         raise OverLimit("rate_limited", "slow down", retry_after=2.5)
 
     monkeypatch.setattr("analysis.views.run_diagnosis", over)
     response = client.get("/api/v1/diagnosis?service=s&start=2026-01-05T10:00:00Z&end=2026-01-05T11:00:00Z",
-                          HTTP_AUTHORIZATION=f"Bearer {alice[1]}")
+                          HTTP_AUTHORIZATION=f"Bearer {alpha[1]}")
     assert json_error(response, 429, "rate_limited") == {"error": "rate_limited", "message": "slow down"}
     assert response["Retry-After"] == "3"  # whole seconds, rounded up
 
 
 @pytest.mark.parametrize("code, reason", [(None, "store_error"), (159, "query_timeout")])
-def test_ingest_status_answers_a_store_failure_503_without_its_details(client, alice, monkeypatch, code, reason):
+def test_ingest_status_answers_a_store_failure_503_without_its_details(client, alpha, monkeypatch, code, reason):
     def down(project_id):
         raise ClickHouseError("unavailable", "cannot reach ClickHouse at ch.internal: connection refused", code)
 
     monkeypatch.setattr("ingest.views.queries.ingest_status", down)
-    response = client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {alice[1]}")
+    response = client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {alpha[1]}")
     assert "ch.internal" not in json_error(response, 503, reason)["message"]
 
 

@@ -24,10 +24,10 @@ STEPS = ["materialize", "diagnose", "budgets", "alert_rules"]
 
 
 @pytest.fixture
-def slow_decode(alice, ingest, clickhouse):
+def slow_decode(alpha, ingest, clickhouse):
     """20 attempts queued 1 s apart from 10:00, stored but not yet materialized. Each takes 20 + 300 + 8000 + 15
     = 8335 ms, and 8000 ms of stream for 200 output tokens is 40 ms per token (over 35): decode_throughput."""
-    project, key = alice
+    project, key = alpha
     ingest(key, f.request(*[f.attempt(t_stream_ms=8000, start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(20)]))
     clickhouse.command("TRUNCATE TABLE IF EXISTS request_buckets")
     JobWatermark.objects.all().delete()

@@ -33,8 +33,8 @@ def test_page_has_the_headers(client, db):
     assert response["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
 
 
-def test_api_answers_have_the_headers(client, alice, clickhouse):
-    _, key = alice
+def test_api_answers_have_the_headers(client, alpha, clickhouse):
+    _, key = alpha
     assert_hardened(client.get("/api/v1/ingest/status", HTTP_AUTHORIZATION=f"Bearer {key}"))
     # error answers too, including those rewritten to JSON on the way out
     missing = client.get("/api/v1/ingest/status")
@@ -45,8 +45,8 @@ def test_api_answers_have_the_headers(client, alice, clickhouse):
     assert_hardened(wrong_method)
 
 
-def test_otlp_answers_have_the_headers(client, alice, clickhouse):
-    _, key = alice
+def test_otlp_answers_have_the_headers(client, alpha, clickhouse):
+    _, key = alpha
     body = f.request(f.attempt()).SerializeToString()
     sent = client.post("/v1/traces", body, content_type="application/x-protobuf", HTTP_AUTHORIZATION=f"Bearer {key}")
     assert sent.status_code == 200

@@ -85,8 +85,8 @@ def timed(call):
     return response, time.monotonic() - started
 
 
-def test_pages_and_exports_are_answered_within_a_second_while_150_clients_trickle(serve, alice):
-    _, key = alice
+def test_pages_and_exports_are_answered_within_a_second_while_150_clients_trickle(serve, alpha):
+    _, key = alpha
     server = serve()
     url = f"http://127.0.0.1:{server.effective_port}"
     tricklers = Tricklers(server.effective_port, TRICKLERS)
@@ -145,10 +145,10 @@ def test_an_idle_connection_is_closed_after_the_channel_timeout(serve, settings)
         assert idle.recv(100) == b""
 
 
-def test_a_body_declared_over_the_ingest_limit_is_refused_before_it_is_read(serve, alice, settings):
+def test_a_body_declared_over_the_ingest_limit_is_refused_before_it_is_read(serve, alpha, settings):
     """waitress answers 413 from the Content-Length alone; a body of exactly the limit reaches the view."""
     settings.INGEST_MAX_BODY_BYTES = 2048
-    _, key = alice
+    _, key = alpha
     server = serve()
     with socket.create_connection(("127.0.0.1", server.effective_port)) as s:
         s.settimeout(5)

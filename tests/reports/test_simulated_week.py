@@ -13,8 +13,8 @@ from reports import build, weeks
 pytestmark = pytest.mark.slow
 
 
-def test_retry_waste_matches_the_simulators_own_totals(live_server, clickhouse, alice):
-    project, key = alice
+def test_retry_waste_matches_the_simulators_own_totals(live_server, clickhouse, alpha):
+    project, key = alpha
     out = StringIO()
     call_command("simulate", scenario="retry_amplification", duration="10m", endpoint=f"{live_server.url}/v1/traces",
                  key=key, seed=5, stdout=out)

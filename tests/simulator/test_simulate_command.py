@@ -87,8 +87,8 @@ def _assert_stored_as_modelled(project_id, expected: dict):
 
 
 @pytest.mark.slow
-def test_queue_backlog_spans_arrive_over_http_as_the_model_made_them(live_server, clickhouse, alice):
-    project, key = alice
+def test_queue_backlog_spans_arrive_over_http_as_the_model_made_them(live_server, clickhouse, alpha):
+    project, key = alpha
     # 5 simulated minutes of queue_backlog: ~1,000 runs, ~7,500 spans
     call_command("simulate", scenario="queue_backlog", duration="5m", endpoint=f"{live_server.url}/v1/traces",
                  key=key, seed=3, stdout=StringIO())
@@ -99,8 +99,8 @@ def test_queue_backlog_spans_arrive_over_http_as_the_model_made_them(live_server
 
 
 @pytest.mark.slow
-def test_admission_gap_spans_arrive_over_grpc_as_the_model_made_them(transactional_db, clickhouse, alice):
-    project, key = alice
+def test_admission_gap_spans_arrive_over_grpc_as_the_model_made_them(transactional_db, clickhouse, alpha):
+    project, key = alpha
     server, port = build_server("127.0.0.1", 0)
     server.start()
     try:

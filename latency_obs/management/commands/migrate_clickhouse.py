@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from store.client import ClickHouseError
+from store.errors import ClickHouseError
 from store.migrate import SCHEMA_FILE, MigrationError, dump_schema, migrate, pending
 
 

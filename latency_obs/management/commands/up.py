@@ -13,12 +13,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ingest.grpc_server import build_server
 from ingest.pipeline import start_writer, stop_writer
-from store import client
-from store.migrate import MigrationError, migrate
 from latency_obs.demo import banner, load_demo
 from latency_obs.embedded_celery import EmbeddedCelery
 from latency_obs.web_server import web_server
 from latency_obs.wsgi import application
+from store import client
+from store.errors import ClickHouseError
+from store.migrate import MigrationError, migrate
 
 log = logging.getLogger("latency_obs.up")
 
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         try:
             call_command("migrate", interactive=False, verbosity=0)
             migrate()
-        except (MigrationError, client.ClickHouseError) as exc:
+        except (MigrationError, ClickHouseError) as exc:
             raise CommandError(str(exc)) from None
         start_writer()
         grpc_server, grpc_bound = build_server(host, grpc_port)
