@@ -42,7 +42,7 @@ bench-analysis: venv
 bench-ui: venv
 	$(PY) benchmarks/bench_ui.py
 
-# reliability drills (kill -9, ClickHouse down, poison request, slow clients); exits 1 when a promise fails
+# reliability drills (kill -9, ClickHouse down, poison request, slow clients, 100k services); exits 1 when a promise fails
 chaos: venv
 	$(PY) benchmarks/chaos.py $(CHAOS_ARGS)
 

@@ -168,14 +168,15 @@ class BudgetOverspend(Kind):
     def measure(self, rule, start, end):
         """{group: (largest over_ms or None, None)}; budgets are per route, so only group_by route splits them.
 
-        Reads the violations the budgets step of the minute pipeline stored for exactly this window. Until that
-        step has evaluated the window, {}: every group keeps its state, since a missing row would otherwise
-        resolve a firing alert. Stored rows have at least budgets' MIN_REQUESTS; rule.min_requests filters more."""
-        if not budget_evaluation.evaluated(end):
-            return {}
+        Reads the violations the budgets step of the minute pipeline stored for exactly this window. A group with
+        a budget that step has not evaluated over the window yet (also one it had no time for) is left out: it
+        keeps its state, since a missing row would otherwise resolve a firing alert. Stored rows have at least
+        budgets' MIN_REQUESTS; rule.min_requests filters more."""
         budgets = [rule.budget] if rule.budget_id else rule.project.budgets.filter(service=rule.service)
         keys = {b.id: (b.route if rule.group_by == "route" else "") for b in budgets
                 if not rule.route or b.route == rule.route}
+        unjudged = {keys[b] for b in budget_evaluation.not_evaluated(list(keys), end)}
+        keys = {budget_id: key for budget_id, key in keys.items() if key not in unjudged}
         overs: dict[str, list[float]] = {key: [] for key in keys.values()}
         rows = BudgetViolation.objects.filter(budget_id__in=keys, start=start, end=end,
                                               requests__gte=rule.min_requests)

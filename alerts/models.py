@@ -100,6 +100,8 @@ class AlertRule(models.Model):
     webhooks = models.ManyToManyField(Webhook, blank=True, related_name="alert_rules")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+    last_evaluated_at = models.DateTimeField(null=True, blank=True, editable=False,
+                                             help_text="the minute job's latest evaluation (the longest waiting go first)")
 
     def __str__(self):
         return f"{self.name} ({self.kind}, {self.project}/{self.service})"

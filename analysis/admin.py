@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from analysis.models import ServiceCost, WindowDiagnosis
+from analysis.models import DirtyHour, PendingDiagnosis, ServiceCost, WindowDiagnosis
 
 
 @admin.register(ServiceCost)
@@ -14,3 +14,17 @@ class WindowDiagnosisAdmin(admin.ModelAdmin):
     list_display = ("project", "service", "start", "end", "verdict", "computed_at")
     list_filter = ("project", "verdict")
     readonly_fields = ("result",)
+
+
+# the minute jobs' backlog (analysis/backlog.py): what waits, per project, and since when
+@admin.register(DirtyHour)
+class DirtyHourAdmin(admin.ModelAdmin):
+    list_display = ("project", "hour", "queued_at")
+    list_filter = ("project",)
+
+
+@admin.register(PendingDiagnosis)
+class PendingDiagnosisAdmin(admin.ModelAdmin):
+    list_display = ("project", "service", "queued_at", "seen_at")
+    list_filter = ("project",)
+    search_fields = ("service",)

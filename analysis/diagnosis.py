@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analysis.evidence import arrival_shares
-from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail
+from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
 from analysis.recommendations import recommend
 from analysis.thresholds import DEFAULT, Thresholds
 
@@ -156,10 +156,11 @@ def tenant_findings(service: Buckets, tails: list[TenantTail], noisy: list[Noisy
 
 
 def tenant_outliers(service: Buckets, tails: list[TenantTail], thresholds: Thresholds) -> list[dict]:
-    """Tenants with enough requests whose TTFT or total p95 is tenant_outlier_ratio times the service's."""
+    """Tenants with enough requests whose TTFT or total p95 is tenant_outlier_ratio times the service's (never
+    the OTHERS entry: it pools many tenants)."""
     findings = []
     for row in tails:
-        if (row.count or 0) < thresholds.tenant_min_count:
+        if (row.count or 0) < thresholds.tenant_min_count or is_others(row):
             continue
         for bucket in ("ttft", "total"):
             mine, theirs = _number(getattr(row, f"{bucket}_p95")), _number(getattr(service, bucket).p95)
@@ -176,13 +177,14 @@ def tenant_outliers(service: Buckets, tails: list[TenantTail], thresholds: Thres
 
 
 def noisy_neighbours(tails: list[TenantTail], noisy: list[NoisyNeighbour], thresholds: Thresholds) -> list[dict]:
-    """Tenants holding at least noisy_in_flight_share of busy slots during backlog, beyond their share of arrivals."""
+    """Tenants holding at least noisy_in_flight_share of busy slots during backlog, beyond their share of arrivals
+    (never the OTHERS entry: its many tenants together may hold most slots)."""
     arrivals = arrival_shares(tails)
     findings = []
     for row in noisy:
         share = _number(row.in_flight_share_during_backlog)
         arrival_share = arrivals.get(row.tenant, 0.0) if arrivals else None
-        if share is None or share < thresholds.noisy_in_flight_share:
+        if share is None or share < thresholds.noisy_in_flight_share or is_others(row):
             continue
         if arrival_share is not None and arrival_share >= share:
             continue  # holding slots in proportion to its own traffic is not noisy

@@ -6,6 +6,9 @@ analysis.queries returns and does no I/O, so the weekly review and the dashboard
 exactly as the diagnosis does. Durations are milliseconds (backlog in seconds where the name says so),
 shares are 0..1, and a value that cannot be measured in the window is None, never 0. Reads
 request_buckets only (see analysis/materialize.py), so the window's hours must have been materialized.
+
+Bounded whatever the cardinality: tenants, noisy_neighbours and gap_fraction.instances hold the ANALYSIS_TOP_N
+largest entries plus one named OTHERS pooling the rest (evidence_types), and the SQL returns no more than that.
 """
 from datetime import datetime, timezone
 
@@ -14,9 +17,10 @@ from django.conf import settings
 from analysis import queries, stats
 from analysis.buckets import PARTS
 from analysis.evidence_types import (
-    LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence, GapFraction,
-    InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
+    LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence,
+    GapFraction, InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
 )
+from analysis.thresholds import Thresholds, configured
 
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
 NOISY_TOP = 3  # tenants (by in-flight share during backlog) whose neighbours' t_queue p95 is measured
@@ -34,7 +38,7 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     route's and tenant's.
     """
     args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
-    window_ms = (end - start).total_seconds() * 1000
+    window_ms, top = (end - start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
     dist = queries.bucket_distribution(*args, **narrow)
     window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
     if not dist["requests"]:
@@ -43,11 +47,13 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     by_segment = queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
                                                         **narrow)
     width = stats.series_width_ms(window_ms)
-    sweep = queries.scheduler_sweep(*args, bucket_ms=width)
+    sweep = queries.scheduler_sweep(*args, bucket_ms=width, limit=top)
     minutes = queries.churn_windows(*args, **narrow)
     retry = queries.retry_summary(*args, **narrow)
-    tails = queries.tenant_tails(*args, route=route)
-    others = queries.others_t_queue(*args, noisy_candidates(sweep["tenants"]))
+    candidates = noisy_candidates(sweep["tenants"])
+    # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are judged by
+    tails = queries.tenant_tails_top(*args, top, route=route, keep=candidates, **outlier_floors(buckets, configured()))
+    others = queries.others_t_queue(*args, candidates)
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
@@ -124,22 +130,28 @@ def decode(shares: dict) -> Decode:
 def gap_fraction(state: list[dict]) -> GapFraction:
     """docs/span-convention.md's gap_fraction per instance and pooled over the service's instances.
 
-    Instance: gap_ms / backlog_ms (None without backlog or without a known cap). Service: sum of gap time
-    over sum of backlog time, over instances with a known cap (None when that backlog is 0).
-    backlog_seconds: time with queue_depth > 0, summed over all instances.
+    `state`: queries.scheduler_sweep's instance rows. Instance: gap_ms / backlog_ms (None without backlog or
+    without a known cap). Service: sum of gap time over sum of backlog time, over instances with a known cap
+    (None when that backlog is 0). backlog_seconds: time with queue_depth > 0, summed over all instances.
+    Instances by name, then the OTHERS entry of a bounded sweep: its gap_fraction is over its capped instances.
     """
     per = {}
     for row in state:
-        acc = per.setdefault(row["instance"], {"cap": None, "backlog_ms": 0.0, "gap_ms": 0.0})
+        acc = per.setdefault(row["instance"], {"cap": None, "backlog_ms": 0.0, "gap_ms": 0.0, "pooled_capped_ms": 0.0,
+                                               "values": row.get("others")})
         if row["cap"] is not None:  # rows come in time order: keep the latest cap the instance reported
             acc["cap"] = row["cap"]
         acc["backlog_ms"] += row["backlog_ms"]
         acc["gap_ms"] += row["gap_ms"]
-    capped = [a for a in per.values() if a["cap"] is not None]
-    instances = {name: InstanceGap(gap_fraction=stats.ratio(a["gap_ms"], a["backlog_ms"]) if a["cap"] is not None
-                                   else None, backlog_seconds=a["backlog_ms"] / 1000, cap=a["cap"])
-                 for name, a in sorted(per.items())}
-    return GapFraction(service=stats.ratio(sum(a["gap_ms"] for a in capped), sum(a["backlog_ms"] for a in capped)),
+        acc["pooled_capped_ms"] += row.get("capped_backlog_ms", 0.0)
+    for a in per.values():  # what gap_fraction divides by: an instance's backlog once it reported a cap; for the
+        # pooled entry (cap None), the backlog of its instances that did
+        a["capped_ms"] = a["pooled_capped_ms"] if a["values"] else a["backlog_ms"] if a["cap"] is not None else 0.0
+    instances = {name: InstanceGap(gap_fraction=stats.ratio(a["gap_ms"], a["capped_ms"]),
+                                   backlog_seconds=a["backlog_ms"] / 1000, cap=a["cap"], values=a["values"])
+                 for name, a in sorted(per.items(), key=lambda item: (item[1]["values"] is not None, item[0]))}
+    return GapFraction(service=stats.ratio(sum(a["gap_ms"] for a in per.values() if a["capped_ms"]),
+                                           sum(a["capped_ms"] for a in per.values())),
                        instances=instances, backlog_seconds=sum(a["backlog_ms"] for a in per.values()) / 1000)
 
 
@@ -169,35 +181,48 @@ def churn_windows_kept(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCC
             if m["successes"] >= min_successes]
 
 
+def outlier_floors(service: Buckets, thresholds: Thresholds) -> dict:
+    """What makes a tenant an outlier candidate (diagnosis.tenant_outliers), as queries.tenant_tails_top's
+    arguments: min_count, and TTFT / total p95 floors in ms (None where the service's p95 is unknown)."""
+    def floor(stats_: BucketStats):
+        return thresholds.tenant_outlier_ratio * stats_.p95 if stats_.p95 else None
+    return {"min_count": thresholds.tenant_min_count, "ttft_p95_ms": floor(service.ttft),
+            "total_p95_ms": floor(service.total)}
+
+
 def tenants(rows: list[dict]) -> list[TenantTail]:
-    """Per tenant row of queries.tenant_tails: count and p95 / p99 of TAIL_BUCKETS (ms), in the rows' order."""
-    return [TenantTail(tenant=r["tenant"], count=r["requests"],
+    """Per tenant row of queries.tenant_tails(_top): count and p95 / p99 of TAIL_BUCKETS (ms), in the rows' order;
+    a pooled row (its "others") is the OTHERS entry with `values`."""
+    return [TenantTail(tenant=r["tenant"], count=r["requests"], values=r.get("others"),
                        **{f"{b}_{level}": r[b][level] for b in TAIL_BUCKETS for level in ("p95", "p99")})
             for r in rows]
 
 
 def arrival_shares(tails: list[TenantTail]) -> dict[str, float]:
-    """tenant -> its share of the requests (0..1); empty without requests."""
+    """tenant -> its share of the requests (0..1), over every tenant (an OTHERS entry counts, under its name);
+    empty without requests."""
     total = sum(t.count or 0 for t in tails)
     return {t.tenant: (t.count or 0) / total for t in tails} if total else {}
 
 
 def noisy_candidates(rows: list[dict]) -> list[str]:
     """The tenants (of scheduler_sweep's "tenants" rows, largest first) whose neighbours' t_queue p95 the
-    evidence measures (queries.others_t_queue): the NOISY_TOP largest; none without backlog."""
+    evidence measures (queries.others_t_queue): the NOISY_TOP largest; none without backlog, never a pooled row."""
     if sum(r["in_flight_backlog_ms"] for r in rows) <= 0:
         return []
-    return [r["tenant"] for r in rows[:NOISY_TOP]]
+    return [r["tenant"] for r in rows if not r.get("others")][:NOISY_TOP]
 
 
 def noisy_neighbours(rows: list[dict], others: dict[str, float | None]) -> list[NoisyNeighbour]:
     """Per tenant of the sweep's rows: its share of in-flight slot time while its instance had a queue (0..1),
-    and the other tenants' t_queue p95 (ms) from `others` (None for a tenant not in it). Empty without backlog."""
+    and the other tenants' t_queue p95 (ms) from `others` (None for a tenant not in it). Empty without backlog.
+    A pooled row (its "others") is the OTHERS entry with `values`; shares are over every tenant."""
     total = sum(r["in_flight_backlog_ms"] for r in rows)
     if total <= 0:
         return []
     return [NoisyNeighbour(tenant=r["tenant"], in_flight_share_during_backlog=r["in_flight_backlog_ms"] / total,
-                           others_t_queue_p95=others.get(r["tenant"])) for r in rows]
+                           others_t_queue_p95=None if r.get("others") else others.get(r["tenant"]),
+                           values=r.get("others")) for r in rows]
 
 
 def amplification(state: list[dict], minutes: list[dict], width_ms: int):

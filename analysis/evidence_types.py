@@ -5,17 +5,22 @@ reading as "unknown". A value the spans cannot give is None, never 0. `to_json()
 answer (README "Diagnosis"; the API, the diagnose command and the stored WindowDiagnosis): keys in field order.
 `from_json()` reads that JSON back; missing keys are unknown, an unexpected key raises TypeError.
 The per-bucket records take their field names from analysis.buckets, the one list of bucket names.
+
+Lists that grow with cardinality (tenants, noisy_neighbours, gap_fraction.instances) hold at most ANALYSIS_TOP_N
+entries plus one named OTHERS that pools the rest: its `values` says how many it holds. Every other entry has no
+`values` key in the JSON (None here).
 """
 from __future__ import annotations
 
 import types
 import typing
-from dataclasses import asdict, dataclass, fields, make_dataclass
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from functools import cache
 
 from analysis import buckets as names
 
 LEVELS = ("p50", "p95", "p99")
+OTHERS = "__others__"  # the entry pooling the values past the top N of a list (not a tenant, not an instance)
 SEGMENT_BUCKETS = ("ttft", "t_first_token", "t_queue", "t_stream", "total")  # a segment's quantiles, in JSON order
 TAIL_BUCKETS = ("total", "ttft", "t_queue")  # a tenant's tails (p95 and p99), in JSON order
 
@@ -73,6 +78,12 @@ def _unknown(kind):
     return (typing.get_origin(kind) or kind)()  # dict, list, int, float, str: empty or 0
 
 
+def is_others(entry) -> bool:
+    """True for the entry of a bounded list that pools the values past its top N (a TenantTail, NoisyNeighbour or
+    InstanceGap with `values`): it is no tenant or instance, so no finding may name it."""
+    return entry.values is not None
+
+
 def _record(name: str, spec: list[tuple[str, object]], doc: str) -> type:
     """A frozen record whose fields come from a list of names (the bucket names live in analysis.buckets)."""
     cls = make_dataclass(name, spec, bases=(Record,), frozen=True, slots=True)
@@ -113,8 +124,10 @@ Segment = _record("Segment",
                   [("count", int)] + [(f"{b}_{lvl}", float | None) for b in SEGMENT_BUCKETS for lvl in LEVELS],
                   "One prompt-length segment: attempts, and p50/p95/p99 (ms) of SEGMENT_BUCKETS.")
 TenantTail = _record("TenantTail", [("tenant", str), ("count", int)]
-                     + [(f"{b}_{lvl}", float | None) for b in TAIL_BUCKETS for lvl in ("p95", "p99")],
-                     "One tenant: attempts, and p95/p99 (ms) of TAIL_BUCKETS.")
+                     + [(f"{b}_{lvl}", float | None) for b in TAIL_BUCKETS for lvl in ("p95", "p99")]
+                     + [("values", int | None, field(default=None))],
+                     "One tenant: attempts, and p95/p99 (ms) of TAIL_BUCKETS; values: how many tenants the OTHERS "
+                     "entry pools (None for a tenant).")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +153,7 @@ class InstanceGap(Record):
     gap_fraction: float | None
     backlog_seconds: float
     cap: int | None
+    values: int | None = None  # how many instances the OTHERS entry pools (None for an instance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +178,7 @@ class NoisyNeighbour(Record):
     tenant: str
     in_flight_share_during_backlog: float | None
     others_t_queue_p95: float | None
+    values: int | None = None  # how many tenants the OTHERS entry pools (None for a tenant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,10 +206,10 @@ class Evidence(Record):
     segments: dict[str, Segment]  # by label, ascending prompt length ("unknown": no input_tokens)
     stages: Stages
     decode: Decode
-    gap_fraction: GapFraction
+    gap_fraction: GapFraction  # instances: the ANALYSIS_TOP_N with the most backlog, by name, then OTHERS
     churn: Churn
-    tenants: list[TenantTail]  # most requests first
-    noisy_neighbours: list[NoisyNeighbour]  # most slot time during backlog first
+    tenants: list[TenantTail]  # most requests first (at most ANALYSIS_TOP_N, outliers kept first), then OTHERS
+    noisy_neighbours: list[NoisyNeighbour]  # most slot time during backlog first (ANALYSIS_TOP_N), then OTHERS
     retries: Retries
     success_rate: float | None
     successful_runs_per_hour: float | None
@@ -204,4 +219,8 @@ class Evidence(Record):
         data = asdict(self)
         if not self.requests:
             data["dominance"] = {}  # TRICKY: the JSON of a window without attempts has always had no bucket here
+        # TRICKY: only the OTHERS entries carry "values": every other entry keeps the keys it has always had
+        for entry in data["tenants"] + data["noisy_neighbours"] + list(data["gap_fraction"]["instances"].values()):
+            if entry["values"] is None:
+                del entry["values"]
         return data

@@ -1,34 +1,43 @@
 """What the periodic analysis jobs do (analysis/tasks.py wraps these for Celery).
 
-Every minute: materialize the request buckets of the hours that received spans since the last
-run, then diagnose each active service over the recent window (the first two steps of the minute
-pipeline, latency_obs/pipeline.py). Every hour: diagnose the last full hour. Results replace earlier
-ones for the same window, so a job may be rerun at will.
+Every minute (the first two steps of the minute pipeline, latency_obs/pipeline.py): materialize the request
+buckets of the hours that received spans since the last run, then diagnose the services that received spans
+since the last run over the recent window. Every five minutes: diagnose the last full hour's services that have
+no diagnosis of it yet. Each takes a Deadline (its time budget) and serves projects in turns
+(analysis/fairness.py); what a run leaves stays queued (analysis/backlog.py) or unstored, and the next run
+starts with it. Results replace earlier ones for the same window, so a job may be rerun at will.
 """
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 
-from django.db import transaction
-
+from analysis import backlog
 from analysis.diagnosis_service import run_diagnosis
 from analysis.errors import AnalysisError
-from analysis.materialize import materialize_dirty
-from analysis.models import JobWatermark, WindowDiagnosis
+from analysis.fairness import Deadline, run_in_turns
+from analysis.materialize import HOUR, materialize
+from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from analysis.queries import active_services
 from analysis.windows import last_full_hour, recent_window
 
-# spans are fsynced before they are stored: look a little behind the watermark for late inserts
-WATERMARK_OVERLAP = timedelta(minutes=2)
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
+def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:
+    """The minute job: queue the hours that got spans since the last run, then materialize queued hours (one SQL
+    per project and hour, whatever the number of services), projects in turns, until the deadline.
 
-def materialize_since_watermark(now: datetime) -> dict:
-    """Materialize the hours that got spans since the last run; returns the materialize summary."""
-    with transaction.atomic():
-        mark, _ = JobWatermark.objects.select_for_update().get_or_create(name="materialize", defaults={"at": EPOCH})
-        summary = materialize_dirty(since=mark.at - WATERMARK_OVERLAP)
-        mark.at = now
-        mark.save(update_fields=["at"])
-    return summary
+    Returns {"hours": materialized, "rows": their rows afterwards, "projects": sorted ids served, "found": hours
+    found dirty this run, "deferred": hours still queued, "errors": hours that raised (kept queued)}."""
+    found = backlog.queue_dirty_hours(now)
+    rows, projects = 0, set()
+
+    def unit(dirty: DirtyHour) -> str:
+        nonlocal rows
+        rows += materialize(dirty.project_id, dirty.hour, dirty.hour + HOUR)
+        projects.add(dirty.project_id)
+        dirty.delete()
+        return "materialized"
+
+    tally = run_in_turns(backlog.dirty_hour_queues(), unit, deadline or Deadline(None), "materialize")
+    return {"hours": tally.done, "rows": rows, "projects": sorted(projects), "found": found,
+            "deferred": DirtyHour.objects.count(), "errors": tally.errors}
 
 
 def diagnose_window(project_id: int, service: str, start: datetime, end: datetime) -> WindowDiagnosis:
@@ -41,28 +50,53 @@ def diagnose_window(project_id: int, service: str, start: datetime, end: datetim
     return row
 
 
-def diagnose_active(start: datetime, end: datetime) -> dict:
-    """Diagnose every service with traffic in [start, end); returns {verdict: count}."""
-    verdicts: dict[str, int] = {}
-    for project_id, service in active_services(start, end):
+def verdict(project_id: int, service: str, start: datetime, end: datetime) -> str:
+    """diagnose_window's verdict, or the reason when there is nothing to diagnose (unknown_service: the window's
+    traffic is gone, e.g. left the window or retention)."""
+    try:
+        return diagnose_window(project_id, service, start, end).verdict
+    except AnalysisError as exc:
+        return exc.reason
+
+
+def diagnose_recent(now: datetime, deadline: Deadline | None = None) -> dict:
+    """The minute job: the services with spans not yet diagnosed, each over the recent window ending at `now`'s
+    minute, projects in turns, until the deadline. A service without new spans keeps its latest diagnosis.
+
+    Returns {"window": [start, end] (ISO), "verdicts": {verdict: count}, "found": services with new spans this
+    run, "expired": queued ones whose traffic left the window, "deferred": still queued, "errors"}."""
+    start, end = recent_window(now)
+    found = backlog.queue_new_services(now, start)
+    expired = backlog.expire_pending_diagnoses(start)
+
+    def unit(pending: PendingDiagnosis) -> str:
         try:
-            verdict = diagnose_window(project_id, service, start, end).verdict
-        except AnalysisError as exc:  # e.g. the window's traffic vanished with retention: nothing to keep
-            verdict = exc.reason
-        verdicts[verdict] = verdicts.get(verdict, 0) + 1
-    return verdicts
+            return verdict(pending.project_id, pending.service, start, end)
+        finally:  # also when it raised: the service's next spans queue it again
+            pending.delete()
+
+    tally = run_in_turns(backlog.pending_diagnosis_queues(start), unit, deadline or Deadline(None), "diagnose")
+    return {"window": [start.isoformat(), end.isoformat()], "verdicts": dict(tally.outcomes), "found": found,
+            "expired": expired, "deferred": PendingDiagnosis.objects.count(), "errors": tally.errors}
 
 
-def diagnose_recent(now: datetime) -> dict:
-    """The minute job: every active service over the recent window ending at `now`'s minute.
-    Returns {"window": [start, end] (ISO), "verdicts": {verdict: count}}."""
-    return _diagnose_over(*recent_window(now))
+def diagnose_active(start: datetime, end: datetime, deadline: Deadline | None = None) -> dict:
+    """Diagnose each service with traffic in [start, end) that has no stored diagnosis of exactly this window,
+    projects in turns (services by name), until the deadline; a rerun goes on where the last one stopped.
+    Returns {"verdicts": {verdict: count}, "deferred": services left, "errors"}."""
+    stored = set(WindowDiagnosis.objects.filter(start=start, end=end).values_list("project_id", "service"))
+    todo: dict[int, list[str]] = {}
+    for project_id, service in active_services(start, end):
+        if (project_id, service) not in stored:
+            todo.setdefault(project_id, []).append(service)
+    queues = [iter([(p, s) for s in services]) for p, services in todo.items()]
+    tally = run_in_turns(queues, lambda unit: verdict(*unit, start, end), deadline or Deadline(None), "rollup")
+    left = sum(map(len, todo.values())) - tally.done - tally.errors
+    return {"verdicts": dict(tally.outcomes), "deferred": left, "errors": tally.errors}
 
 
-def diagnose_last_hour(now: datetime) -> dict:
-    """The hourly rollup: every active service over the last full hour before `now`; as diagnose_recent."""
-    return _diagnose_over(*last_full_hour(now))
-
-
-def _diagnose_over(start: datetime, end: datetime) -> dict:
-    return {"window": [start.isoformat(), end.isoformat()], "verdicts": diagnose_active(start, end)}
+def diagnose_last_hour(now: datetime, deadline: Deadline | None = None) -> dict:
+    """The rollup: the last full hour before `now`, as diagnose_active. Returns {"window": [start, end] (ISO),
+    "verdicts", "deferred", "errors"}."""
+    start, end = last_full_hour(now)
+    return {"window": [start.isoformat(), end.isoformat()], **diagnose_active(start, end, deadline)}

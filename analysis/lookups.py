@@ -1,8 +1,10 @@
 """Small reads behind the pickers and the empty state: a project's services, a service's routes, its latest attempt.
 
 Windows are [start, end) (naive datetimes are UTC). These count by start_at (what the sort key holds), not
-queued_at: they are hints for a picker, and stay fast over a day of a busy project.
+queued_at: they are hints for a picker, and stay fast over a day of a busy project. A picker never gets every
+value: the SQL returns at most `limit` of the busiest (those containing `q`, when searching), plus the selected one.
 """
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,20 +15,49 @@ from store.sql import SqlFiles
 _sql = SqlFiles(Path(__file__).parent / "sql").text
 
 
+@dataclass(frozen=True)
+class Choices:
+    """What a picker offers: values [{"value", "requests"}] busiest first (the selected one included, with
+    requests None when it had no attempts in the window), how many values contain the search (all of them
+    without one), and how many of those the picker leaves out (search to reach them)."""
+    values: list[dict]
+    matching: int
+    more: int = 0
+
+
 def _params(project_id, start, end, **more) -> dict:
     return {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end), **more}
 
 
-def services(project_id, start, end) -> list[dict]:
-    """[{"service", "requests"}] with attempts started in the window, busiest first."""
-    rows = client.query(_sql("services"), parameters=_params(project_id, start, end))
-    return [{"service": r["service"], "requests": int(r["requests"])} for r in rows]
+def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:
+    # TRICKY: the SQL puts `selected` first and takes limit + 1, so that the `limit` busiest are there either way;
+    # the extra one goes unless it is the selected one (ranked past `limit`, still shown).
+    rows = client.query(_sql(name), parameters={**params, "selected": selected, "limit": limit + 1})
+    rows.sort(key=lambda r: (-r["requests"], r["value"]))
+    if len(rows) > limit and rows[-1]["value"] != selected:
+        rows.pop()
+    values = [{"value": r["value"], "requests": int(r["requests"])} for r in rows]
+    if selected and all(v["value"] != selected for v in values):
+        values.append({"value": selected, "requests": None})
+    matching = int(rows[0]["matching"]) if rows else 0
+    return Choices(values=values, matching=matching, more=matching - sum(1 for r in rows if r["hit"]))
 
 
-def routes(project_id, service, start, end) -> list[str]:
-    """The service's routes in the window, sorted (at most 1000)."""
-    rows = client.query_rows(_sql("routes"), parameters=_params(project_id, start, end, service=service))
-    return [route for (route,) in rows]
+def service_choices(project_id, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
+    """The service picker: at most `limit` services with attempts started in the window whose name contains `q`
+    (any case; "" = all), busiest first, plus `selected`."""
+    return _choices("services", _params(project_id, start, end, q=q), selected, limit)
+
+
+def route_choices(project_id, service, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
+    """The route picker of one service, as service_choices (routes "" are left out: "all routes" covers them)."""
+    return _choices("routes", _params(project_id, start, end, service=service, q=q), selected, limit)
+
+
+def services(project_id, start, end, limit: int = 50) -> list[dict]:
+    """[{"service", "requests"}] of the `limit` busiest services with attempts started in the window, busiest first."""
+    return [{"service": v["value"], "requests": v["requests"]}
+            for v in service_choices(project_id, start, end, limit=limit).values]
 
 
 def latest_request(project_id) -> datetime | None:

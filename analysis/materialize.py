@@ -2,7 +2,9 @@
 
 The attempts view joins stage spans and runs at read time and takes seconds per query over a busy
 project; analysis reads request_buckets instead, recomputed per (project, hour of queued_at) by a
-periodic job: `materialize_dirty(since)` redoes exactly the hours that received spans since then.
+periodic job that redoes exactly the hours that received spans (dirty_hours), one statement per project and
+hour however many services it holds: the minute pipeline queues them and works through them within its
+budget (analysis/backlog.py, analysis/jobs.py); `materialize_dirty(since)` does them all at once.
 """
 import logging
 from datetime import datetime, timedelta, timezone

@@ -40,3 +40,30 @@ class WindowDiagnosis(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "service", "start", "end"], name="one_diagnosis_per_window")]
         indexes = [models.Index(fields=["project", "service", "-end"])]
+
+
+class DirtyHour(models.Model):
+    """An hour of a project's attempts whose request_buckets rows are stale: queued when the materialize step
+    finds spans ingested for it, deleted once materialized (analysis/backlog.py). What a run leaves for lack of
+    time stays queued, and its project, having waited longest, is served first by the next run."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    queued_at = models.DateTimeField(help_text="the run that found it first (the pipeline's `now`)")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_dirty_hour")]
+
+
+class PendingDiagnosis(models.Model):
+    """A service with spans the minute diagnosis has not read yet: queued when the diagnose step finds new spans
+    of it, deleted once diagnosed, or once its newest spans have left the recent window (analysis/backlog.py)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    service = models.CharField(max_length=256)
+    queued_at = models.DateTimeField(help_text="the run that found it first; it keeps its place while it waits")
+    seen_at = models.DateTimeField(help_text="the latest run that found new spans of it")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "service"], name="one_pending_diagnosis")]
+        verbose_name_plural = "pending diagnoses"

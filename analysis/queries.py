@@ -4,10 +4,12 @@ Every query covers one project's service and the attempts queued in [start, end)
 are UTC). Durations are milliseconds. Where a value is undefined (no rows, one value for a
 stddev) it is None, never 0.
 """
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 
 from analysis import buckets
+from analysis.evidence_types import OTHERS
 from analysis.stats import finite
 from analysis.windows import utc_naive
 from store import client
@@ -18,6 +20,7 @@ _sql = SqlFiles(Path(__file__).parent / "sql").text
 DIMENSIONS = ("route", "tenant")
 # the percentiles a budget may be measured at
 PERCENTILES = (50, 90, 95, 99)
+UINT32_MAX = 2**32 - 1  # a {limit:UInt32} that keeps everything
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
@@ -59,6 +62,19 @@ def bucket_distribution_by_dimension(project_id, service, start, end, dimension,
     return [{"value": r["value"], "requests": int(r["requests"]), "buckets": _buckets(r)} for r in rows]
 
 
+def bucket_distribution_top_values(project_id, service, start, end, dimension, limit: int, route="",
+                                   tenant="") -> list[dict]:
+    """bucket_distribution_by_dimension for the `limit` values with the most attempts, then one row named
+    evidence_types.OTHERS pooling every other value's attempts, with "others": how many values it holds (None on
+    every other row); no such row when nothing is left over."""
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"dimension must be one of {DIMENSIONS}, got {dimension!r}")
+    rows = client.query(_sql("bucket_distribution_top_values"), parameters=_params(
+        project_id, service, start, end, route, tenant, dimension=dimension, limit=limit))
+    return [{"value": r["value"] if r["is_top"] else OTHERS, "requests": int(r["requests"]), "buckets": _buckets(r),
+             "others": None if r["is_top"] else int(r["folded"])} for r in rows]
+
+
 def segment_labels(edges) -> list[str]:
     """Labels of the segments cut by `edges` (tokens): (1000, 4000, 16000) -> <1k, 1-4k, 4-16k, >16k."""
     def short(n):
@@ -96,27 +112,37 @@ def request_shares(project_id, service, start, end, route="", tenant="") -> dict
                 else finite(v)) for k, v in row.items()}
 
 
-def scheduler_sweep(project_id, service, start, end, bucket_ms: int) -> dict:
+def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int | None = None) -> dict:
     """The +1/-1 sweep of docs/span-convention.md's scheduler state, over the whole service (no route/tenant).
 
     {"instances": [{"instance", "bucket_start" (aware UTC), "cap" (None: unknown), "backlog_ms",
-    "gap_ms", "queue_ms", "in_flight_ms" (count x ms), "covered_ms", "queue_max", "in_flight_max"}]
-    per instance and bucket of `bucket_ms` (epoch-aligned; each step is split at bucket edges, so
-    queue_ms / covered_ms is the time-weighted mean queue_depth), "tenants": [{"tenant",
-    "in_flight_backlog_ms" (slot x ms held while the instance had a queue), "attempts"}], largest first}.
+    "capped_backlog_ms" (backlog_ms when the instance reported a cap in the window, else 0), "uncapped_backlog_ms"
+    (backlog_ms while its cap was still unknown), "gap_ms", "queue_ms", "in_flight_ms" (count x ms), "covered_ms",
+    "queue_max", "in_flight_max", "others"}] per instance and bucket of `bucket_ms` (epoch-aligned; each step is
+    split at bucket edges, so queue_ms / covered_ms is the time-weighted mean queue_depth), in instance and time
+    order, "tenants": [{"tenant", "in_flight_backlog_ms" (slot x ms held while the instance had a queue),
+    "attempts", "others"}], largest first}.
+
+    With `limit`, only the `limit` instances with the most backlog (then in-flight time) and the `limit` tenants
+    with the most slot time keep rows of their own; the rest are pooled (per bucket for instances) in rows named
+    evidence_types.OTHERS whose "others" says how many they hold (None on every other row), which come last.
     """
-    rows = client.query(_sql("scheduler_sweep"), parameters=_params(project_id, service, start, end, bucket_ms=bucket_ms))
+    params = _params(project_id, service, start, end, bucket_ms=bucket_ms, limit=UINT32_MAX if limit is None else limit)
     instances, tenants = [], []
-    for r in rows:
+    for r in client.query(_sql("scheduler_sweep"), parameters=params):
+        others = int(r["folded"]) if r["is_others"] else None
         if r["is_instance_row"]:
             instances.append({
-                "instance": r["instance"], "cap": r["instance_cap"],
+                "instance": OTHERS if others is not None else r["instance_name"], "cap": r["cap"],
                 "bucket_start": datetime.fromtimestamp(r["bucket_start_ms"] / 1000, tz=timezone.utc),
-                **{k: r[k] for k in ("backlog_ms", "gap_ms", "queue_ms", "in_flight_ms", "covered_ms", "queue_max",
-                                     "in_flight_max")}})
+                "backlog_ms": r["backlog_ms_sum"], "capped_backlog_ms": r["capped_backlog_ms"],
+                "uncapped_backlog_ms": r["uncapped_backlog_ms"], "gap_ms": r["gap_ms_sum"], "queue_ms": r["queue_ms_sum"],
+                "in_flight_ms": r["in_flight_ms_sum"], "covered_ms": r["covered_ms_sum"], "queue_max": r["queue_max_all"],
+                "in_flight_max": r["in_flight_max_all"], "others": others})
         else:
-            tenants.append({"tenant": r["tenant"], "in_flight_backlog_ms": r["in_flight_backlog_ms"],
-                            "attempts": int(r["attempts"])})
+            tenants.append({"tenant": OTHERS if others is not None else r["tenant_name"],
+                            "in_flight_backlog_ms": r["in_flight_backlog_ms_sum"], "attempts": int(r["attempts_sum"]),
+                            "others": others})
     return {"instances": instances, "tenants": tenants}
 
 
@@ -136,6 +162,23 @@ def tenant_tails(project_id, service, start, end, route="") -> list[dict]:
     rows = client.query(_sql("tenant_tails"), parameters=_params(project_id, service, start, end, route))
     return [{"tenant": r["tenant"], "requests": int(r["requests"]),
              **{b: _stats(r, b, ("p95", "p99")) for b in ("total", "ttft", "t_queue")}} for r in rows]
+
+
+def tenant_tails_top(project_id, service, start, end, limit: int, route="", keep=(), min_count=0, ttft_p95_ms=None,
+                     total_p95_ms=None) -> list[dict]:
+    """tenant_tails for at most `limit` tenants, most requests first, then one row named evidence_types.OTHERS
+    pooling every other tenant's attempts (its tails are over their attempts together), with "others": how many
+    tenants it holds (None on every other row); no such row when nothing is left over.
+
+    Kept first are the tenants in `keep`, then those with at least min_count attempts whose TTFT p95 >= ttft_p95_ms
+    or total p95 >= total_p95_ms (ms; None: no such test), the outliers the diagnosis looks for; then the busiest."""
+    floor = {"ttft_p95_ms": ttft_p95_ms, "total_p95_ms": total_p95_ms}
+    rows = client.query(_sql("tenant_tails_top"), parameters=_params(
+        project_id, service, start, end, route, limit=limit, keep=list(keep), min_count=min_count,
+        **{k: math.inf if v is None else v for k, v in floor.items()}))
+    return [{"tenant": r["tenant_or_others"] if r["is_top"] else OTHERS, "requests": int(r["requests"]),
+             **{b: _stats(r, b, ("p95", "p99")) for b in ("total", "ttft", "t_queue")},
+             "others": None if r["is_top"] else int(r["folded"])} for r in rows]
 
 
 def retry_summary(project_id, service, start, end, route="", tenant="") -> dict:

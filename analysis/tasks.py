@@ -1,13 +1,15 @@
 """Celery wrappers of analysis/jobs.py: JSON arguments in, a small summary out (schedule: latency_obs/celery.py).
 
 The minute jobs take an optional `now` (ISO 8601): the minute pipeline (latency_obs/pipeline.py) runs their
-functions with one `now`; run alone, a task uses the clock.
+functions with one `now`; run alone, a task uses the clock. Each runs within its time budget, as in the pipeline.
 """
 from datetime import datetime, timezone
 
 from celery import shared_task
+from django.conf import settings
 
 from analysis import jobs
+from analysis.fairness import Deadline, step_deadline
 from analysis.windows import parse_instant
 from store.client import ClickHouseError
 
@@ -26,17 +28,18 @@ def instant(now: str | None) -> datetime:
 
 @shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
 def materialize_request_buckets(now: str | None = None) -> dict:
-    return jobs.materialize_since_watermark(instant(now))
+    return jobs.materialize_since_watermark(instant(now), step_deadline("materialize"))
 
 
 @shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
 def diagnose_recent_windows(now: str | None = None) -> dict:
-    return jobs.diagnose_recent(instant(now))
+    return jobs.diagnose_recent(instant(now), step_deadline("diagnose"))
 
 
-@shared_task(acks_late=True, soft_time_limit=900, **TRANSIENT)
+# every five minutes, each run within ROLLUP_BUDGET_SECONDS (at most 240) and resuming where the last stopped
+@shared_task(acks_late=True, soft_time_limit=300, **TRANSIENT)
 def rollup_last_hour(now: str | None = None) -> dict:
-    return jobs.diagnose_last_hour(instant(now))
+    return jobs.diagnose_last_hour(instant(now), Deadline(settings.ROLLUP_BUDGET_SECONDS))
 
 
 @shared_task(acks_late=True, soft_time_limit=120, **TRANSIENT)

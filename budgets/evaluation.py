@@ -2,18 +2,17 @@
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from analysis import queries
-from analysis.models import JobWatermark
+from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.windows import recent_window
 from budgets.models import Budget, BudgetViolation
 from budgets.stages import TOTAL
 
 # below this many requests with a value, a percentile says too little to call a violation
 MIN_REQUESTS = 20
-# the end of the latest recent window the minute job evaluated (a JobWatermark row)
-WATERMARK = "budgets"
 
 
 def evaluate(budget: Budget, start: datetime, end: datetime, min_requests: int = MIN_REQUESTS) -> list[BudgetViolation]:
@@ -36,25 +35,42 @@ def evaluate(budget: Budget, start: datetime, end: datetime, min_requests: int =
         return BudgetViolation.objects.bulk_create(found)
 
 
-def evaluate_active(start: datetime, end: datetime, min_requests: int = MIN_REQUESTS) -> dict:
-    """Evaluate every budget over [start, end); returns {"budgets": evaluated, "violations": stored}."""
-    budgets = Budget.objects.prefetch_related("stages")
-    violations = sum(len(evaluate(b, start, end, min_requests)) for b in budgets)
-    return {"budgets": len(budgets), "violations": violations}
+def evaluate_active(start: datetime, end: datetime, min_requests: int = MIN_REQUESTS,
+                    deadline: Deadline | None = None, mark: bool = False) -> dict:
+    """Evaluate the budgets over [start, end), projects in turns, the ones evaluated longest ago first (so those a
+    run left are the next run's first), until the deadline. Loops over configured budgets only, never over the
+    services of the data. `mark`: record `end` as evaluated for each (the minute job's recent windows, which
+    alerts read: see not_evaluated()). Returns {"budgets": evaluated, "violations": stored, "deferred": budgets
+    left, "errors"}."""
+    budgets = list(Budget.objects.prefetch_related("stages")
+                   .order_by(F("evaluated_until").asc(nulls_first=True), "project_id", "pk"))
+    violations = 0
+
+    def unit(budget: Budget) -> str:
+        nonlocal violations
+        violations += len(evaluate(budget, start, end, min_requests))
+        if mark:  # never back, when an old window is redone
+            Budget.objects.filter(pk=budget.pk).exclude(evaluated_until__gte=end).update(evaluated_until=end)
+        return "evaluated"
+
+    tally = run_in_turns(by_project(budgets), unit, deadline or Deadline(None), "budgets")
+    return {"budgets": tally.done, "violations": violations, "deferred": len(budgets) - tally.done - tally.errors,
+            "errors": tally.errors}
 
 
-def evaluate_recent(now: datetime) -> dict:
-    """The minute job: every budget over the recent window ending at `now`'s minute (the window of the
-    diagnoses and alert rules), then marks that window evaluated (see evaluated()).
-    Returns {"window": [start, end] (ISO), "budgets", "violations"}."""
+def evaluate_recent(now: datetime, deadline: Deadline | None = None) -> dict:
+    """The minute job: the budgets over the recent window ending at `now`'s minute (the window of the diagnoses
+    and alert rules), as evaluate_active. Returns {"window": [start, end] (ISO), "budgets", "violations",
+    "deferred", "errors"}."""
     start, end = recent_window(now)
-    summary = evaluate_active(start, end)
-    JobWatermark.objects.get_or_create(name=WATERMARK, defaults={"at": end})
-    JobWatermark.objects.filter(name=WATERMARK, at__lt=end).update(at=end)  # never back, when an old window is redone
+    summary = evaluate_active(start, end, deadline=deadline, mark=True)
     return {"window": [start.isoformat(), end.isoformat()], **summary}
 
 
-def evaluated(end: datetime) -> bool:
-    """True once the minute job has evaluated the recent window ending at `end` (or a later one), so a window
-    without violation rows is within budget. False before: its rows are not there yet, whatever the budgets."""
-    return JobWatermark.objects.filter(name=WATERMARK, at__gte=end).exists()
+def not_evaluated(budget_ids, end: datetime) -> set[int]:
+    """The ids among `budget_ids` that the minute job has not yet evaluated over the recent window ending at `end`
+    (or a later one): their violation rows are not there yet, whatever the budget (also when a run had no time
+    for it). For the others, a window without violation rows is within budget. Read from the DB, not from
+    instances that may predate the evaluation."""
+    done = Budget.objects.filter(pk__in=budget_ids, evaluated_until__gte=end).values_list("pk", flat=True)
+    return set(budget_ids) - set(done)

@@ -18,6 +18,9 @@ class Budget(models.Model):
     total_ms = models.FloatField(validators=[MinValueValidator(0)])
     name = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    evaluated_until = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="end of the latest recent window the minute job evaluated: its violations are stored up to here")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "service", "route"], name="one_budget_per_route")]

@@ -32,18 +32,35 @@ def member_project(user, name: str) -> Project | None:
 
 @dataclass
 class Page:
-    """What every dashboard page knows: the project, its services in the window, the filters."""
+    """What every dashboard page knows: the project, the service picker's choices in the window, the filters.
+
+    The pickers list at most DASHBOARD_PICKER_LIMIT values (the busiest, or those containing ?service_q= /
+    ?route_q=) plus the selected one, whatever the number of services or routes."""
     request: object
     project: Project
     projects: list
-    services: list[dict]  # [{"service", "requests"}] in the window
+    services: lookups.Choices
     filters: filters_.Filters
+    service_q: str = ""
+    service_missed: bool = False  # no service contains service_q: the busiest are listed instead
+
+    @property
+    def route_q(self) -> str:
+        return self.request.GET.get("route_q", "").strip()
 
     @cached_property
-    def routes(self) -> list[str]:
-        """The selected service's routes in the window (read only by pages that draw the route picker)."""
+    def routes(self) -> lookups.Choices:
+        """The selected service's route picker (read only by pages that draw it)."""
         f = self.filters
-        return lookups.routes(self.project.pk, f.service, f.start, f.end) if f.service else []
+        if not f.service:
+            return lookups.Choices(values=[], matching=0)
+        return lookups.route_choices(self.project.pk, f.service, f.start, f.end, q=self.route_q, selected=f.route,
+                                     limit=settings.DASHBOARD_PICKER_LIMIT)
+
+    @property
+    def busiest(self) -> list[dict]:
+        """The services in the picker that had attempts in the window ({"value", "requests"}), busiest first."""
+        return [v for v in self.services.values if v["requests"] is not None]
 
     def render(self, template: str, context: dict | None = None, status: int = 200):
         context = {"page": self, "f": self.filters, "ranges": filters_.RANGES, **(context or {})}
@@ -71,12 +88,23 @@ def page(view=None, *, needs_service: bool = True):
 
 def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
-    services = lookups.services(project.pk, f.start, f.end)
-    service = request.GET.get("service", "") or (services[0]["service"] if services else "")
-    current = Page(request, project, list(visible_projects(request.user)), services, replace(f, service=service))
-    if needs_service and not services:
+    requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
+    choices, missed = _service_choices(project, f, requested, q)
+    service = requested or next(iter(choices.values), {}).get("value", "")
+    current = Page(request, project, list(visible_projects(request.user)), choices, replace(f, service=service),
+                   service_q=q, service_missed=missed)
+    if needs_service and not current.busiest:
         return empty_state(current)
     return view(request, current, *args, **kwargs)
+
+
+def _service_choices(project: Project, f, requested: str, q: str) -> tuple[lookups.Choices, bool]:
+    """The service picker, and whether a search found nothing (then the busiest services are offered)."""
+    args, limit = (project.pk, f.start, f.end), settings.DASHBOARD_PICKER_LIMIT
+    choices = lookups.service_choices(*args, q=q, selected=requested, limit=limit)
+    if q and not choices.matching:
+        return lookups.service_choices(*args, selected=requested, limit=limit), True
+    return choices, False
 
 
 def store_error(request, project: Project, exc: ClickHouseError):

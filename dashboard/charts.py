@@ -30,6 +30,13 @@ def time_axis(start, end) -> dict:
     return {"type": "date", "range": [start.isoformat(), end.isoformat()]}
 
 
+def labelled(rows: list[dict], blank: str, noun: str) -> list[dict]:
+    """Rows of a bounded grouping (queries.bucket_distribution_top_values) with a label for the x axis: the value,
+    `blank` for "", and "others (N <noun>)" for the row pooling the rest."""
+    return [{**r, "label": f"others ({r['others']} {noun})" if r.get("others") else r["value"] or blank}
+            for r in rows]
+
+
 def stacked_buckets(rows: list[dict], level: str, title: str) -> dict:
     """One stacked bar per row (route, segment...): each bucket's `level` percentile, in ms."""
     labels = [text(r["label"]) for r in rows]

@@ -15,9 +15,11 @@ def label(instance: str) -> str:
     return instance or "(no instance id)"
 
 
-def instance_summary(rows: list[dict], gaps: GapFraction) -> list[dict]:
-    """Per instance, most backlog first (then most in-flight time): cap, gap_fraction and backlog_seconds from
-    evidence.gap_fraction (`gaps`), and from the sweep rows gap_seconds, queue_max, in_flight_max, in_flight_mean."""
+def instance_summary(rows: list[dict], gaps: GapFraction) -> tuple[list[dict], dict | None]:
+    """(instances, others). instances: per instance, most backlog first (then most in-flight time): cap,
+    gap_fraction and backlog_seconds from evidence.gap_fraction (`gaps`), and from the sweep rows gap_seconds,
+    queue_max, in_flight_max, in_flight_mean. others: the same for the instances a bounded sweep pooled (maxima over
+    all of them, "values": how many), None when it pooled none."""
     acc = {}
     for r in rows:
         a = acc.setdefault(r["instance"], {"gap_ms": 0.0, "in_flight_ms": 0.0, "covered_ms": 0.0, "queue_max": 0,
@@ -26,11 +28,15 @@ def instance_summary(rows: list[dict], gaps: GapFraction) -> list[dict]:
             a[key] += r[key]
         a["queue_max"] = max(a["queue_max"], r["queue_max"] or 0)
         a["in_flight_max"] = max(a["in_flight_max"], r["in_flight_max"] or 0)
-    out = [{"instance": name, "label": label(name), **gaps.instances[name].to_json(),
-            "gap_seconds": a["gap_ms"] / 1000, "queue_max": a["queue_max"], "in_flight_max": a["in_flight_max"],
+    out = [{"instance": name, **gaps.instances[name].to_json(), "gap_seconds": a["gap_ms"] / 1000,
+            "queue_max": a["queue_max"], "in_flight_max": a["in_flight_max"],
             "in_flight_mean": ratio(a["in_flight_ms"], a["covered_ms"]), "in_flight_ms": a["in_flight_ms"]}
            for name, a in acc.items()]
-    return sorted(out, key=lambda i: (-i["backlog_seconds"], -i["in_flight_ms"], i["instance"]))
+    for s in out:
+        s["label"] = f"others ({s['values']} instances, pooled)" if s["values"] else label(s["instance"])
+    instances = sorted((s for s in out if not s["values"]),
+                       key=lambda i: (-i["backlog_seconds"], -i["in_flight_ms"], i["instance"]))
+    return instances, next((s for s in out if s["values"]), None)
 
 
 def instance_series(rows: list[dict], instance: str, width_ms: int) -> list[dict]:
@@ -53,11 +59,11 @@ def backlog_series(rows: list[dict], width_ms: int) -> list[dict]:
     for r in filter(lambda r: r["covered_ms"] > 0, rows):
         a = acc.setdefault(r["bucket_start"], {"start": r["bucket_start"], "end": r["bucket_start"] + width,
                                                "at_cap_ms": 0.0, "gap_ms": 0.0, "unknown_ms": 0.0})
-        if r["cap"] is None:
-            a["unknown_ms"] += r["backlog_ms"]
-        else:
-            a["at_cap_ms"] += r["backlog_ms"] - r["gap_ms"]
-            a["gap_ms"] += r["gap_ms"]
+        # uncapped_backlog_ms: the row's backlog while its cap was unknown (part of a pooled row's, all of an
+        # uncapped instance's); gap time needs a cap, so it is never part of it
+        a["unknown_ms"] += r["uncapped_backlog_ms"]
+        a["at_cap_ms"] += r["backlog_ms"] - r["gap_ms"] - r["uncapped_backlog_ms"]
+        a["gap_ms"] += r["gap_ms"]
     return [acc[k] for k in sorted(acc)]
 
 

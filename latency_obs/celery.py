@@ -16,19 +16,21 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 60},
     },
-    # every minute, one chain at one `now`: materialize the hours that got spans, diagnose the recent window,
-    # evaluate the budgets over it, then the alert rules, which read those diagnoses and budget violations
-    # (latency_obs/pipeline.py). Each step is also its own task, for manual runs.
+    # every minute, one chain at one `now`: materialize the hours that got spans, diagnose the services that got
+    # spans over the recent window, evaluate the budgets over it, then the alert rules, which read those
+    # diagnoses and budget violations (latency_obs/pipeline.py). Each step has a time budget, so the run ends
+    # within the minute even on the embedded mode's one worker thread. Each step is also its own task.
     "run-minute-pipeline": {
         "task": "latency_obs.tasks.run_minute_pipeline",
         "schedule": 60.0,
         "options": {"expires": 55},
     },
-    # hourly rollup: the last full hour of every active service
+    # the rollup: the last full hour of every active service, at most ROLLUP_BUDGET_SECONDS a run; every 5
+    # minutes, each run going on with the services the last one left (projects in turns)
     "rollup-last-hour": {
         "task": "analysis.tasks.rollup_last_hour",
-        "schedule": crontab(minute=2),
-        "options": {"expires": 3000},
+        "schedule": crontab(minute="2-59/5"),
+        "options": {"expires": 290},
     },
     # the webhook outbox: due deliveries and retries, also those created by processes without a worker
     "send-due-deliveries": {

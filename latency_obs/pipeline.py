@@ -4,18 +4,27 @@ Each step reads what the steps before it stored for the same minute: the diagnos
 just materialized, and the alert rules read the diagnoses and budget violations of the same recent window
 (analysis.windows.recent_window(now)). Each step is also a task of its own app, for manual runs.
 
+The order is fixed, and each step has a time budget (PIPELINE_STEP_BUDGET_SECONDS, together under the minute),
+so no step waits behind another's backlog and one worker thread (the embedded mode's) runs all four every
+minute. A step works in small units (a project's dirty hour, a service with new spans, a budget, a rule),
+serves projects in turns and starts no unit that would not fit its budget (analysis/fairness.py); what it
+leaves is queued in the DB (analysis/backlog.py) or ordered by age, and the next minute does it first. So one
+project's flood of services delays its own work only: the others get a unit in every turn.
+
 A failing step is logged and counted, and the steps after it still run on what is stored: a diagnosis a
 minute older, buckets not yet refreshed. Where an input is missing, the alert kind that reads it keeps its
-groups' state (budget_violation reads only windows the budgets step has evaluated; verdict, the latest
-diagnosis). The next minute catches up: materialize resumes from its watermark, the others recompute the
-window. This module sits above the apps: analysis, budgets and alerts never import it.
+groups' state (budget_violation reads only windows the budgets step has evaluated for that budget; verdict,
+the latest diagnosis). A step whose units raised (each logged) counts as failed too, after the others ran.
+This module sits above the apps: analysis, budgets and alerts never import it.
 """
 import logging
+import time
 from datetime import datetime
 
 from celery.exceptions import SoftTimeLimitExceeded
 
 from alerts.rules import evaluate_all
+from analysis.fairness import step_deadline
 from analysis.jobs import diagnose_recent, materialize_since_watermark
 from budgets.evaluation import evaluate_recent
 
@@ -34,16 +43,21 @@ class PipelineError(Exception):
 
 
 def run(now: datetime) -> dict:
-    """Run every step at `now`, in order, whatever failed before it. Returns {"now": ISO, "steps": {name: the
-    step's summary, or {"error": "Type: message"}}, "failed": [names of the steps that raised]}."""
-    out: dict = {"now": now.isoformat(), "steps": {}, "failed": []}
+    """Run every step at `now`, in order, each within its budget, whatever failed before it. Returns
+    {"now": ISO, "steps": {name: the step's summary (with "deferred": units left for the next minute), or
+    {"error": "Type: message"}}, "seconds": {name: time taken}, "failed": [steps that raised or whose units did]}."""
+    out: dict = {"now": now.isoformat(), "steps": {}, "seconds": {}, "failed": []}
     for name, step in STEPS:
+        began = time.monotonic()
         try:
-            out["steps"][name] = step(now)
+            out["steps"][name] = summary = step(now, step_deadline(name))
+            if summary.get("errors"):
+                out["failed"].append(name)
         except SoftTimeLimitExceeded:
             raise  # the task's time is up, for the steps after this one too
         except Exception as exc:  # one step's bug or outage must not stop the others; logged and counted
             log.exception("minute pipeline at %s: step %s failed", out["now"], name)
             out["steps"][name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
             out["failed"].append(name)
+        out["seconds"][name] = round(time.monotonic() - began, 3)
     return out

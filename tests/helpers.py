@@ -1,4 +1,4 @@
-"""Query helpers for assertions."""
+"""Query helpers for assertions, and a fake clock."""
 from datetime import timedelta, timezone
 
 from tests.factories import BASE
@@ -23,3 +23,14 @@ def spans(project_id, columns="*", where="1", order="start_at"):
         f"SELECT {columns} FROM spans FINAL WHERE project_id = {{p:UInt32}} AND {where} ORDER BY {order}",
         parameters={"p": project_id},
     )
+
+
+class Ticks:
+    """A monotonic clock for analysis.fairness.Deadline that moves one second each time it is read."""
+
+    def __init__(self):
+        self.now = -1.0
+
+    def __call__(self) -> float:
+        self.now += 1
+        return self.now

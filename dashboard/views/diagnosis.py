@@ -26,7 +26,7 @@ def diagnosis(request, page):
         stored = get_object_or_404(WindowDiagnosis, pk=int(request.GET["window"]), project=page.project)
         f = page.filters = replace(f, service=stored.service, range="", start=stored.start, end=stored.end)
         result, error = stored.result, None
-    elif not page.services:
+    elif not page.busiest:
         return empty_state(page)
     else:
         result, error = live(page.project.pk, f)

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.views.decorators.http import require_GET
 
 from analysis import queries
@@ -15,15 +16,16 @@ def overview(request, page):
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
     window = (f.start, f.end)
     series = queries.overview_series(*args, width, route=f.route, tenant=f.tenant)
-    by_route = queries.bucket_distribution_by_dimension(*args, "route", route=f.route, tenant=f.tenant)
-    rows = [{"label": r["value"] or "(no route)", "buckets": r["buckets"]} for r in by_route]
+    by_route = queries.bucket_distribution_top_values(*args, "route", settings.ANALYSIS_TOP_N, route=f.route,
+                                                      tenant=f.tenant)
+    rows = charts.labelled(by_route, "(no route)", "routes")
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
     summary = queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
-    verdicts = latest_per_service(page.project, [s["service"] for s in page.services])
+    verdicts = latest_per_service(page.project, [s["value"] for s in page.busiest])
     return page.render("dashboard/overview.html", {
-        "totals": totals, "summary": summary,
-        "verdicts": [(s, verdicts.get(s["service"])) for s in page.services],
+        "totals": totals, "summary": summary, "verdicts": [(s, verdicts.get(s["value"])) for s in page.busiest],
+        "top_n": settings.ANALYSIS_TOP_N,
         "charts": [
             ("stack-p50", charts.stacked_buckets(rows, "p50", "Bucket p50 per route (ms)")),
             ("stack-p95", charts.stacked_buckets(rows, "p95", "Bucket p95 per route (ms)")),

@@ -1,5 +1,6 @@
 """Scheduler: each instance's queue depth, in-flight and cap over time, and gap_fraction (backlog while slots
 sat idle). The sweep is the instance's whole state, so route and tenant filters do not apply here."""
+from django.conf import settings
 from django.views.decorators.http import require_GET
 
 from analysis import evidence
@@ -15,15 +16,17 @@ from dashboard.access import page
 def scheduler(request, page):
     f = page.filters
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=150)
-    rows = analysis_queries.scheduler_sweep(page.project.pk, f.service, f.start, f.end, width)["instances"]
+    rows = analysis_queries.scheduler_sweep(page.project.pk, f.service, f.start, f.end, width,
+                                            limit=settings.ANALYSIS_TOP_N)["instances"]
     gaps = evidence.gap_fraction(rows)  # the diagnosis's own numbers
-    instances = scheduling.instance_summary(rows, gaps)
+    instances, others = scheduling.instance_summary(rows, gaps)
     shown, window = instances[:scheduling.MAX_INSTANCE_CHARTS], (f.start, f.end)
     charts_ = [(f"instance-{i}", charts.scheduler_chart(scheduling.instance_series(rows, s["instance"], width),
                                                       s["label"], s["gap_fraction"], s["cap"], window))
                for i, s in enumerate(shown)]
     return page.render("dashboard/scheduler.html", {
-        "gaps": gaps, "instances": instances, "width_s": width / 1000, "hidden": len(instances) - len(shown),
+        "gaps": gaps, "instances": instances, "others": others, "width_s": width / 1000,
+        "hidden": len(instances) - len(shown) + (others["values"] if others else 0),
         "max_charts": scheduling.MAX_INSTANCE_CHARTS, "threshold": configured().gap_fraction,
         "uncapped": [s for s in instances if s["cap"] is None],
         "backlog": ("backlog", charts.backlog_chart(scheduling.backlog_series(rows, width),

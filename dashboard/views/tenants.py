@@ -18,7 +18,6 @@ def tenants(request, page):
     return page.render("dashboard/tenants.html", {
         "report": report, "service": service, "fixes": TENANT_FIXES, "noisy": noisy,
         "noisy_max_hours": int(tenancy.NOISY_MAX_WINDOW.total_seconds() // 3600),
-        "truncated": report["tenants"] > len(report["rows"]), "max_tenants": tenancy.MAX_TENANTS,
         "chart_tenants": tenancy.CHART_TENANTS,
         "tails_chart": charts.tenant_tails_chart(
             top, service, f"TTFT p95 and total p95 of the {len(top)} busiest tenants vs the service"),

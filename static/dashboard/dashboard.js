@@ -27,12 +27,14 @@
   });
 })();
 
-// Filters apply on change; a new range drops a custom window, a new project drops its service and route.
+// Filters apply on change (a search box on Enter); a new range drops a custom window, a new project drops its
+// service and route (and their searches).
 (function () {
   const form = document.getElementById("filters");
   if (!form) return;
   form.addEventListener("change", function (event) {
-    const drop = {range: ["start", "end"], project: ["service", "route", "tenant"], service: ["route"]}[event.target.name] || [];
+    const drop = {range: ["start", "end"], project: ["service", "route", "tenant", "service_q", "route_q"],
+                  service: ["route", "route_q"]}[event.target.name] || [];
     drop.forEach(function (name) { form.querySelectorAll("[name=" + name + "]").forEach(function (el) { el.disabled = true; }); });
     if (event.target.tagName === "SELECT") form.submit();
   });

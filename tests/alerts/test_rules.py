@@ -12,11 +12,13 @@ from alerts import rules
 from alerts.delivery import send_due
 from alerts.models import AlertRule, AlertState, Delivery
 from alerts.tasks import evaluate_alert_rules
+from analysis.fairness import Deadline
 from analysis.materialize import materialize
 from analysis.models import WindowDiagnosis
 from budgets.evaluation import evaluate_recent
 from budgets.models import Budget, BudgetViolation
 from tests import factories as f
+from tests.helpers import Ticks
 
 SVC = "llm-gateway"
 W1 = (f.BASE, f.BASE + timedelta(minutes=15))
@@ -284,10 +286,24 @@ def test_evaluate_all_covers_enabled_rules_over_the_recent_window(alpha, json_ho
     _rule(project, [json_hook], for_seconds=0)
     _rule(project, [json_hook], for_seconds=0, name="off", enabled=False)
     with django_capture_on_commit_callbacks(execute=True):
-        assert rules.evaluate_all(T0 + timedelta(seconds=30)) == {"rules": 1, "firing": 1}
+        assert rules.evaluate_all(T0 + timedelta(seconds=30)) == {"rules": 1, "firing": 1, "deferred": 0, "errors": 0}
     assert [b["data"]["title"] for b in _bodies(receiver)] == ["[FIRING] p95 total llm-gateway"]
     # the task takes its `now` as ISO 8601 (the pipeline's), else the clock: no traffic there, nothing changes
-    assert evaluate_alert_rules.apply(args=[(T0 + timedelta(seconds=40)).isoformat()]).get() == {"rules": 1,
-                                                                                              "firing": 1}
-    assert evaluate_alert_rules.apply().get() == {"rules": 1, "firing": 0}
+    assert evaluate_alert_rules.apply(args=[(T0 + timedelta(seconds=40)).isoformat()]).get()["firing"] == 1
+    assert evaluate_alert_rules.apply().get() == {"rules": 1, "firing": 0, "deferred": 0, "errors": 0}
     assert len(receiver.requests) == 1
+
+
+def test_projects_take_turns_and_the_rules_left_for_lack_of_time_go_first(alpha, beta, clickhouse):
+    for project, name in ((alpha[0], "a1"), (alpha[0], "a2"), (beta[0], "b1")):
+        _rule(project, [], name=name)
+
+    def minute(m):
+        """Room for two rules (fake clock, a second each); returns (deferred, the rules evaluated)."""
+        now = T0 + timedelta(minutes=m, seconds=30)
+        out = rules.evaluate_all(now, Deadline(6, clock=Ticks()))
+        return out["deferred"], {r.name for r in AlertRule.objects.filter(last_evaluated_at=now)}
+
+    assert minute(0) == (1, {"a1", "b1"})  # one of each project, not alpha's two
+    assert minute(1) == (1, {"a2", "b1"})  # alpha's one left first; beta's only one every minute
+    assert minute(2) == (1, {"a1", "b1"})

@@ -7,7 +7,7 @@ import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
-from analysis import tasks
+from analysis import backlog, tasks
 from analysis.models import JobWatermark, WindowDiagnosis
 from tests import factories as f
 
@@ -55,16 +55,20 @@ def test_the_minute_and_hour_tasks_take_their_now_as_iso(alpha, ingest, clickhou
     project, key = alpha
     ingest(key, f.request(*[f.attempt(t_first_token_ms=900, start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(3)]))
     now = f.BASE + timedelta(minutes=15, seconds=5)  # the minute pipeline's `now`: the recent window 10:00-10:15
+    before = backlog.store_now()
     assert tasks.materialize_request_buckets.apply(args=[now.isoformat()]).get()["rows"] == 3
-    assert JobWatermark.objects.get(name="materialize").at == now
+    # the watermark is on the store's clock (that of ingested_at), whatever `now` says
+    assert before <= JobWatermark.objects.get(name="materialize").at <= backlog.store_now()
     recent = tasks.diagnose_recent_windows.apply(args=[now.isoformat()]).get()
     # TTFT 20 + 900 ms is over 600 ms, with nothing else slow
     assert recent == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(minutes=15)).isoformat()],
-                      "verdicts": {"prefill_pressure": 1}}
+                      "verdicts": {"prefill_pressure": 1}, "found": 1, "expired": 0, "deferred": 0, "errors": 0}
     hourly = tasks.rollup_last_hour.apply(args=["2026-01-05T11:02:00Z"]).get()
     assert hourly == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(hours=1)).isoformat()],
-                      "verdicts": {"prefill_pressure": 1}}
+                      "verdicts": {"prefill_pressure": 1}, "deferred": 0, "errors": 0}
     assert WindowDiagnosis.objects.filter(project=project).count() == 2
+    # a rerun of the rollup goes on where the last stopped: that service's hour is stored, nothing left to do
+    assert tasks.rollup_last_hour.apply(args=["2026-01-05T11:07:00Z"]).get()["verdicts"] == {}
 
 
 @pytest.mark.slow

@@ -5,15 +5,17 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from analysis.fairness import Deadline
 from analysis.materialize import materialize
 from analysis.queries import stage_percentiles
 from budgets import tasks
-from budgets.evaluation import evaluate, evaluate_active, evaluated
+from budgets.evaluation import evaluate, evaluate_active, evaluate_recent, not_evaluated
 from budgets.models import Budget, BudgetViolation, StageTarget
 from budgets.presets import PRESETS
 from budgets.stages import STAGES
 from latency_obs.celery import app
 from tests import factories as f
+from tests.helpers import Ticks
 
 SVC = "llm-gateway"
 START, END = f.BASE, f.BASE + timedelta(days=1)
@@ -139,7 +141,7 @@ def test_another_projects_data_never_counts(alpha, beta, send):
     StageTarget.objects.create(budget=budget, stage="network", target_ms=1)
     assert evaluate(budget, START, END, min_requests=1) == []  # total 835; alice has no network spans
     assert stage_percentiles(project.pk, SVC, START, END)["requests"] == 3
-    assert evaluate_active(START, END, min_requests=1) == {"budgets": 1, "violations": 0}
+    assert evaluate_active(START, END, min_requests=1) == {"budgets": 1, "violations": 0, "deferred": 0, "errors": 0}
 
 
 def test_preset_is_the_seed_budget(alpha):
@@ -199,20 +201,37 @@ def test_create_budget_rejects_unknown_project_and_duplicates(alpha):
 def test_task_evaluates_the_recent_window_at_its_now_and_marks_it_evaluated(alpha, send):
     project, key = alpha
     send(project, key, *[_request() for _ in range(4)])  # 20 attempts: each of _request()'s values 4 times
-    Budget.objects.create(project=project, service=SVC, total_ms=2000, percentile=95)
+    budget = Budget.objects.create(project=project, service=SVC, total_ms=2000, percentile=95)
     now = f.BASE + timedelta(minutes=15, seconds=30)  # the minute ending at 10:15: the window 10:00-10:15
     window_end = f.BASE + timedelta(minutes=15)
-    assert not evaluated(window_end)
+    assert not_evaluated([budget.pk], window_end) == {budget.pk}
     result = tasks.evaluate_recent_budgets.apply(args=[now.isoformat()]).get()
-    assert result == {"window": [f.BASE.isoformat(), window_end.isoformat()], "budgets": 1, "violations": 1}
+    assert result == {"window": [f.BASE.isoformat(), window_end.isoformat()], "budgets": 1, "violations": 1,
+                      "deferred": 0, "errors": 0}
     # total p95 at rank 0.95 x 19 = 18.05 of the sorted 20: 2335 (ranks 16-19) -> 335 over 2000
     v = BudgetViolation.objects.get()
     assert (v.stage, v.measured_ms, v.over_ms, v.requests, v.start, v.end) == ("total", 2335, 335, 20, f.BASE,
                                                                                  window_end)
-    assert evaluated(window_end) and evaluated(window_end - timedelta(minutes=1))
-    assert not evaluated(window_end + timedelta(minutes=1))  # a window it has not seen yet
+    assert not_evaluated([budget.pk], window_end) == set()
+    assert not_evaluated([budget.pk], window_end - timedelta(minutes=1)) == set()
+    assert not_evaluated([budget.pk], window_end + timedelta(minutes=1)) == {budget.pk}  # a window it has not seen yet
     tasks.evaluate_recent_budgets.apply(args=[(now - timedelta(hours=1)).isoformat()]).get()
-    assert evaluated(window_end)  # redoing an older window does not move the mark back
+    assert not_evaluated([budget.pk], window_end) == set()  # redoing an older window does not move the mark back
+
+
+def test_projects_take_turns_and_the_budgets_left_for_lack_of_time_go_first(alpha, beta, clickhouse):
+    a1, a2 = (Budget.objects.create(project=alpha[0], service=s, total_ms=1) for s in ("s1", "s2"))
+    b1 = Budget.objects.create(project=beta[0], service="s1", total_ms=1)
+
+    def minute(m):
+        """Room for two budgets (fake clock, a second each); returns (deferred, the budgets evaluated)."""
+        out = evaluate_recent(f.BASE + timedelta(minutes=15 + m, seconds=30), Deadline(6, clock=Ticks()))
+        evaluated = Budget.objects.filter(evaluated_until=f.BASE + timedelta(minutes=15 + m))
+        return out["deferred"], set(evaluated.values_list("pk", flat=True))
+
+    assert minute(0) == (1, {a1.pk, b1.pk})  # one of each project, not alpha's two
+    assert minute(1) == (1, {a2.pk, b1.pk})  # alpha's one left first; beta's only one every minute
+    assert minute(2) == (1, {a1.pk, b1.pk})
 
 
 def test_task_runs_every_minute_in_the_minute_pipeline_and_alone_at_the_clock(alpha, clickhouse):

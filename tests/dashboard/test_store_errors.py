@@ -1,4 +1,5 @@
 """Every dashboard page goes through dashboard.access.page: a read the store did not answer is an error box, 503."""
+from analysis import lookups
 from store.client import ClickHouseError
 from tests.store.test_query_timeout import HEAVY
 
@@ -8,7 +9,7 @@ def test_page_whose_read_times_out_shows_the_error_box(ann, settings, monkeypatc
 
     settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 1
     # the services read that every page makes first, swapped for a real heavy one
-    monkeypatch.setattr("dashboard.access.lookups.services", lambda *args: client.query(HEAVY))
+    monkeypatch.setattr("dashboard.access.lookups.service_choices", lambda *args, **kwargs: client.query(HEAVY))
     response = ann.get("/", {"project": "alpha", "range": "7d"})
     assert response.status_code == 503
     body = response.content.decode()
@@ -20,7 +21,8 @@ def test_read_inside_a_view_that_fails_shows_the_error_box(ann, monkeypatch):
     def down(*args, **kwargs):
         raise ClickHouseError("unavailable", "cannot reach ClickHouse at ch.internal: connection refused")
 
-    monkeypatch.setattr("dashboard.access.lookups.services", lambda *args: [{"service": "svc", "requests": 1}])
+    monkeypatch.setattr("dashboard.access.lookups.service_choices",
+                        lambda *args, **kwargs: lookups.Choices(values=[{"value": "svc", "requests": 1}], matching=1))
     monkeypatch.setattr("analysis.runs.search", down)  # the runs page's own read
     response = ann.get("/runs/", {"project": "alpha"})
     assert response.status_code == 503

@@ -25,6 +25,8 @@ def _start(tmp_path, **env):
     ("LOGIN_MAX_FAILURES_PER_USER", "0"),
     ("SECURE_SSL", "maybe"),
     ("CACHE_URL", "memcached://x"),
+    ("PIPELINE_DIAGNOSE_SECONDS", "45"),  # 8 + 45 + 4 + 8 s: the four steps would not fit in the minute
+    ("ROLLUP_BUDGET_SECONDS", "0"),
 ])
 def test_bad_value_names_the_variable(tmp_path, name, value):
     result = _start(tmp_path, **{name: value})

@@ -1,0 +1,87 @@
+"""The minute jobs' backlog (analysis/backlog.py): only services with new spans are diagnosed, projects take turns
+within a run's budget, and what a run leaves is done first by the next."""
+from datetime import timedelta
+
+import pytest
+
+from analysis import jobs
+from analysis.fairness import Deadline
+from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
+from tests import factories as f
+from tests.helpers import Ticks
+
+H = timedelta(hours=1)
+NOW = f.BASE + timedelta(minutes=15, seconds=20)  # the recent window 10:00-10:15
+
+
+def _minute(now):
+    """The first two steps of the minute pipeline, without limits."""
+    jobs.materialize_since_watermark(now)
+    return jobs.diagnose_recent(now)
+
+
+def _attempts(n=3, at=f.BASE, **kw):
+    return [f.attempt(start_ns=int((at.timestamp() + 60 + i) * 1e9), **kw) for i in range(n)]
+
+
+def _bucket_hours(clickhouse, project_id) -> set:
+    rows = clickhouse.query_rows("SELECT DISTINCT toStartOfHour(queued_at) FROM request_buckets FINAL "
+                                 "WHERE project_id = {p:UInt32}", parameters={"p": project_id})
+    return {h.replace(tzinfo=f.BASE.tzinfo) for (h,) in rows}
+
+
+@pytest.fixture
+def two_services(alpha, ingest):
+    project, key = alpha
+    ingest(key, f.request(*_attempts()), f.request(*_attempts(), service="embedder"))
+    return project, key
+
+
+def test_only_services_with_new_spans_are_diagnosed_again(two_services, ingest):
+    project, key = two_services
+    first = _minute(NOW)
+    assert (first["found"], first["verdicts"], first["deferred"]) == (2, {"healthy": 2}, 0)
+    # a minute later nothing came: nothing is diagnosed, the minute-old diagnoses stand
+    assert _minute(NOW + timedelta(minutes=1))["verdicts"] == {}
+    # new spans of one service: that one only
+    ingest(key, f.request(*_attempts(at=f.BASE + timedelta(minutes=5), t_first_token_ms=900), service="embedder"))
+    third = _minute(NOW + timedelta(minutes=2))
+    # the window 10:02-10:17 holds embedder's 3 new attempts only: TTFT 20 + 900 ms, over 600
+    assert (third["found"], third["verdicts"]) == (1, {"prefill_pressure": 1})
+    latest = WindowDiagnosis.objects.filter(project=project).order_by("-end").first()
+    assert (latest.service, latest.end) == ("embedder", f.BASE + timedelta(minutes=17))
+
+
+def test_a_project_whose_window_is_not_materialized_yet_waits(two_services):
+    project, _ = two_services
+    materialize = jobs.materialize_since_watermark(NOW, Deadline(0))  # no time for any hour
+    assert (materialize["found"], materialize["hours"], materialize["deferred"]) == (1, 0, 1)
+    waiting = jobs.diagnose_recent(NOW)
+    assert (waiting["found"], waiting["verdicts"], waiting["deferred"]) == (2, {}, 2)
+    # the next minute materializes the hour first, then diagnoses what waited
+    _ = jobs.materialize_since_watermark(NOW + timedelta(minutes=1))
+    after = jobs.diagnose_recent(NOW + timedelta(minutes=1))
+    assert (after["found"], after["verdicts"], after["deferred"]) == (0, {"healthy": 2}, 0)
+    assert not DirtyHour.objects.exists() and not PendingDiagnosis.objects.exists()
+
+
+def test_materialize_serves_projects_in_turns_newest_hour_first(alpha, beta, ingest, clickhouse):
+    (a, a_key), (b, b_key) = alpha, beta
+    ingest(a_key, *[f.request(*_attempts(at=f.BASE + k * H)) for k in range(3)])
+    ingest(b_key, f.request(*_attempts()))
+    # room for two hours (fake clock, one second per hour): alpha's newest, then beta's, not alpha's next
+    out = jobs.materialize_since_watermark(NOW, Deadline(6, clock=Ticks()))
+    assert (out["found"], out["hours"], out["projects"], out["deferred"]) == (4, 2, [a.id, b.id], 2)
+    assert _bucket_hours(clickhouse, a.id) == {f.BASE + 2 * H} and _bucket_hours(clickhouse, b.id) == {f.BASE}
+    # the next run does what was left (and, spans being under 2 minutes old, the overlap's hours again)
+    out = jobs.materialize_since_watermark(NOW + timedelta(minutes=1))
+    assert (out["found"], out["hours"], out["deferred"]) == (4, 4, 0)
+    assert _bucket_hours(clickhouse, a.id) == {f.BASE, f.BASE + H, f.BASE + 2 * H}
+
+
+def test_a_queued_service_whose_traffic_left_the_window_is_dropped(two_services):
+    jobs.materialize_since_watermark(NOW)
+    assert jobs.diagnose_recent(NOW, Deadline(0))["deferred"] == 2  # no time to diagnose either
+    # 75 minutes on (the window 11:20-11:35), spans found at 10:15 cannot be in it: dropped, not diagnosed
+    late = jobs.diagnose_recent(NOW + timedelta(minutes=80))
+    assert (late["expired"], late["verdicts"], late["deferred"]) == (2, {}, 0)
