@@ -14,6 +14,18 @@
   slow_clients     150 connections send the headers of a 100 kB POST /v1/traces and a few body bytes, then
                    one byte every 3 s or nothing. Meanwhile 20 each of GET /healthz, GET /login/ and a real
                    ingest POST, each on a new connection. Promise: all answered (200), the slowest under 1 s.
+  cardinality      project A sends 100,000 native attempts, one per service (1000 services per request, 4
+                   requests at a time) while project B sends 20 attempts a second of one service with a 2.5 s
+                   TTFT; meanwhile a logged-in member fetches A's Overview, Diagnosis, Tenants, Scheduler and Runs
+                   pages and GET /api/v1/diagnosis of one of A's services, over and over. Run twice: A under the
+                   default services-per-hour limit (all but 200 services stored as __other__), then with A's
+                   limit off (0: 100,000 services reach the minute jobs). Promise: GET /api/v1/diagnosis of B's
+                   service answers 200 within 120 s of B's first acknowledged spans (materialized: diagnosable),
+                   B's Overview shows the minute job's stored verdict within 180 s (the job runs every 60 s on a
+                   window ending at a whole minute, so up to two runs may pass) and a later window's within 90 s
+                   after that (the next run); every page 200 (the API's 404 unknown_service for A's service
+                   before its first materialization aside), under 1 MB and 5 s; no request of B refused. After
+                   `up` stopped, A's services are counted in the store, materialized and with a stored diagnosis.
 
 A span counts as acknowledged only when its request got a 200 without rejected spans. After `up` is stopped its
 store is opened: stored = acknowledged span ids found, lost = acknowledged and not found, duplicated = rows -
@@ -21,8 +33,8 @@ distinct span ids (background merges are switched off on these stores, or they w
 Each drill starts its own `up` on its own temp data dir (benchmarks/chaos_kit.py); a failed drill keeps it and
 prints where. One line of counts per drill, then a summary; exit status 1 when a promise failed.
 
-    .venv/bin/python benchmarks/chaos.py [--drills kill9,clickhouse_down,poison,slow_clients] [--rounds 3]
-        [--down-seconds 20]
+    .venv/bin/python benchmarks/chaos.py [--drills kill9,clickhouse_down,poison,slow_clients,cardinality]
+        [--rounds 3] [--down-seconds 20] [--services 100000]
 """
 from __future__ import annotations
 
@@ -32,20 +44,28 @@ import re
 import statistics
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from functools import partial
 
 import requests
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from chaos_kit import (DAY_NS, DrillServer, HealthPoller, Load, SlowClients, fault_file, healthz,
-                       native_spans, post_spans)
+from chaos_kit import (DAY_NS, FLOOD_SERVICE, DrillError, DrillServer, Flood, HealthPoller, Load, PageProber,
+                       SlowClients, Trickle, count_cardinality, fault_file, healthz, login_session, native_spans,
+                       post_spans, prepare_cardinality)
 
-DRILLS = ("kill9", "clickhouse_down", "poison", "slow_clients")
+DRILLS = ("kill9", "clickhouse_down", "poison", "slow_clients", "cardinality")
 HEALTH_GRACE_S = 2.0  # the writer notices a failing INSERT at its next flush, a second or so after
 LATER_SPANS_DEADLINE_S = 10.0
 POISON_DAYS = 101
 SLOW_CONNECTIONS, TIMED_REQUESTS, SLOWEST_S = 150, 20, 1.0
+VICTIM_SERVICE = "B-svc"
+DIAGNOSABLE_S, STORED_DIAGNOSIS_S = 120.0, 180.0  # after B's first acknowledged spans
+PAGE_MAX_BYTES, PAGE_MAX_S = 1_000_000, 5.0
+REFRESH_S = 90.0  # after B's first stored verdict, the next minute job's (60 s later) stores a later window
+MINUTE_JOB_S = 70.0  # a minute job starts within 60 s after the flood's last span and materializes it first
 
 
 @dataclass
@@ -260,12 +280,150 @@ def _timed_requests(server: DrillServer, timeout: float = 2.0) -> dict[str, list
     return timings
 
 
+def cardinality(args, server: DrillServer, services_limit: int | None) -> Result:
+    """A floods args.services services (services_limit: A's override, None = the default), B trickles."""
+    result = Result("cardinality_off" if services_limit == 0 else "cardinality")
+    setup = prepare_cardinality(server, services_limit)
+    keys = setup["keys"]
+    server.start()
+    now = datetime.now(timezone.utc)
+    window = f"start={_iso(now - timedelta(minutes=30))}&end={_iso(now + timedelta(minutes=30))}"
+    pages = ["/?project=A", "/diagnosis/?project=A", "/tenants/?project=A", "/scheduler/?project=A",
+             "/runs/?project=A", f"/api/v1/diagnosis?project=A&service={FLOOD_SERVICE.format(0)}&{window}"]
+    overview_b = login_session(server.url, setup["user"], setup["password"])
+    prober = PageProber(server.url, login_session(server.url, setup["user"], setup["password"]), pages)
+    trickle, flood = Trickle(server.url, keys["B"], VICTIM_SERVICE), Flood(server.url, keys["A"], args.services)
+    trickle.start()
+    flood.start()
+    prober.start()
+    try:
+        waited = _wait_diagnosed(server, keys["B"], overview_b, trickle, window)
+        flood.join(until=trickle.first_ack + STORED_DIAGNOSIS_S)
+        # the pages once the flood is materialized, but not past the observation time when a job is stuck
+        if flood.done:
+            time.sleep(max(0.0, min(flood.ended + MINUTE_JOB_S, trickle.first_ack + STORED_DIAGNOSIS_S)
+                           - time.monotonic()))
+        prober.finish()
+    finally:
+        trickle.stop()
+        prober.abort()
+    server.stop()
+    _judge_cardinality(result, flood, trickle, prober, waited, count_cardinality(server), args.services)
+    return result
+
+
+def _iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Waited:
+    """Seconds after B's first acknowledged spans (None: not seen while the drill watched)."""
+    diagnosable: float | None = None  # GET /api/v1/diagnosis of B's service answered 200
+    stored: float | None = None  # B's Overview showed a stored verdict (the minute job's)
+    refreshed: float | None = None  # ... and then a later window's (the next minute job's)
+    verdict: str = "-"
+
+
+# B's row of the Overview's verdict table: the verdict's link, then the diagnosed window
+STORED_VERDICT = re.compile(r'class="verdict (\w+)".*?<td>([^<]*UTC)</td>', re.S)
+
+
+def _wait_diagnosed(server: DrillServer, key: str, session, trickle: Trickle, window: str) -> Waited:
+    """Poll B's diagnosis (API, with B's key) and B's Overview (logged in) every second or so: until B is
+    diagnosable, has a stored verdict and then a stored verdict of a later window, or for at most
+    STORED_DIAGNOSIS_S (the first two) and REFRESH_S after the first stored verdict (the third)."""
+    t0 = time.monotonic()
+    while trickle.first_ack is None:
+        if time.monotonic() - t0 > 30:
+            raise DrillError(f"B's spans not acknowledged within 30 s: {dict(trickle.answers)}")
+        time.sleep(0.1)
+    waited, first_window = Waited(), None
+    api = f"{server.url}/api/v1/diagnosis?service={VICTIM_SERVICE}&{window}"
+    while True:
+        elapsed = time.monotonic() - trickle.first_ack
+        if waited.refreshed is not None or (waited.stored is None and elapsed > STORED_DIAGNOSIS_S) or \
+                (waited.stored is not None and elapsed > waited.stored + REFRESH_S):
+            return waited
+        if waited.diagnosable is None and elapsed <= STORED_DIAGNOSIS_S:
+            try:
+                answer = requests.get(api, headers={"Authorization": f"Bearer {key}"}, timeout=60)
+                if answer.status_code == 200:
+                    waited.diagnosable = time.monotonic() - trickle.first_ack
+            except requests.RequestException:
+                pass
+        try:
+            page = session.get(server.url + "/?project=B", timeout=60)
+            found = STORED_VERDICT.search(page.text) if page.status_code == 200 else None
+        except requests.RequestException:
+            found = None
+        if found and first_window is None:
+            waited.stored, waited.verdict, first_window = time.monotonic() - trickle.first_ack, found[1], found[2]
+        elif found and found[2] != first_window:
+            waited.refreshed = time.monotonic() - trickle.first_ack
+        time.sleep(1.0)
+
+
+def _judge_cardinality(result: Result, flood: Flood, trickle: Trickle, prober: PageProber, waited: Waited,
+                       counts: dict, services: int) -> None:
+    fetches = prober.fetches
+    # the API answers 404 unknown_service for A's service until the first minute job has materialized it
+    not_yet = sum(1 for _, status, _, _, reason in fetches if status == 404 and reason == "unknown_service")
+    bad = [(_short(p), status, reason) for p, status, _, _, reason in fetches
+           if status != 200 and not (status == 404 and reason == "unknown_service")]
+    largest = max(fetches, key=lambda x: x[2], default=("-", None, 0, 0.0, ""))
+    slowest = max(fetches, key=lambda x: x[3], default=("-", None, 0, 0.0, ""))
+    refused = trickle.refused
+    result.check(flood.acked == services, f"A: {flood.acked} of {services} spans acknowledged")
+    result.check(waited.diagnosable is not None and waited.diagnosable <= DIAGNOSABLE_S,
+                 f"B diagnosable after {_seconds(waited.diagnosable)} (promise: {DIAGNOSABLE_S:g} s)")
+    result.check(waited.stored is not None and waited.stored <= STORED_DIAGNOSIS_S,
+                 f"B's stored verdict after {_seconds(waited.stored)} (promise: {STORED_DIAGNOSIS_S:g} s)")
+    result.check(waited.stored is None or waited.refreshed is not None,
+                 f"B's stored verdict not refreshed within {REFRESH_S:g} s")
+    result.check(not bad, f"{len(bad)} of {len(fetches)} page fetches not 200: "
+                          f"{dict(Counter(f'{p} {s} {r}'.strip() for p, s, r in bad))}")
+    result.check(largest[2] < PAGE_MAX_BYTES, f"page {_short(largest[0])} {largest[2] / 1000:.0f} KB (promise: under "
+                                               f"{PAGE_MAX_BYTES / 1000:.0f} KB)")
+    result.check(slowest[3] < PAGE_MAX_S, f"page {_short(slowest[0])} took {slowest[3]:.1f} s (promise: under "
+                                          f"{PAGE_MAX_S:g} s)")
+    result.check(refused == 0, f"B refused {refused} time(s): {dict(trickle.answers)}")
+    other = {k: v for k, v in flood.answers.items() if k != "200"}
+    refreshed = (f", refreshed after {_seconds(waited.refreshed)}" if waited.refreshed is not None
+                 else f", not refreshed within {REFRESH_S:g} s" if waited.stored is not None else "")
+    result.line = (f"services sent {services}  folded {flood.folded}  B diagnosable after "
+                   f"{_seconds(waited.diagnosable)} (limit {DIAGNOSABLE_S:g} s), stored verdict {waited.verdict} after "
+                   f"{_seconds(waited.stored)} (limit {STORED_DIAGNOSIS_S:g} s){refreshed}  largest page "
+                   f"{largest[2] / 1000:.0f} KB in {largest[3] * 1000:.0f} ms ({_short(largest[0])})  slowest "
+                   f"{slowest[3] * 1000:.0f} ms ({_short(slowest[0])})  pages ok {len(fetches) - len(bad)}/"
+                   f"{len(fetches)}  B refused {refused}/{sum(trickle.answers.values())}  "
+                   f"(A's services stored {counts['stored']}, materialized {counts['materialized']}, diagnosed "
+                   f"{counts['diagnosed']}; flood sent in "
+                   f"{f'{flood.ended - flood.started:.0f} s' if flood.done else 'unfinished'}, A's answers other "
+                   f"than 200: {other or 'none'}; per page, largest and slowest: {_per_page(fetches)}; A's API 404 "
+                   f"unknown_service before materialized: {not_yet})")
+
+
+def _per_page(fetches) -> str:
+    worst: dict[str, tuple[int, float]] = {}
+    for path, _, size, seconds, _ in fetches:
+        size0, seconds0 = worst.get(_short(path), (0, 0.0))
+        worst[_short(path)] = (max(size0, size), max(seconds0, seconds))
+    return ", ".join(f"{p.split('?')[0]} {b / 1000:.0f} KB {s * 1000:.0f} ms" for p, (b, s) in worst.items())
+
+
+def _short(path: str) -> str:
+    return path.split("&start=")[0]
+
+
 PLANS = {  # drill -> (label, retention days, function) of each server it runs
     "kill9": [("kill9", 30, kill9)],
     "clickhouse_down": [("clickhouse_down", 30, clickhouse_down)],
     "poison": [("poison_30d", 30, partial(poison, retention_days=30)),
                ("poison_3650d", 3650, partial(poison, retention_days=3650))],
     "slow_clients": [("slow_clients", 30, slow_clients)],
+    "cardinality": [("cardinality", 30, partial(cardinality, services_limit=None)),
+                    ("cardinality_off", 30, partial(cardinality, services_limit=0))],
 }
 
 
@@ -297,6 +455,7 @@ def main() -> int:
     parser.add_argument("--drills", default=",".join(DRILLS), help="comma-separated, from: " + ", ".join(DRILLS))
     parser.add_argument("--rounds", type=int, default=3, help="kill -9 rounds (kill9)")
     parser.add_argument("--down-seconds", type=float, default=20, help="how long inserts fail (clickhouse_down)")
+    parser.add_argument("--services", type=int, default=100_000, help="services project A sends (cardinality)")
     args = parser.parse_args()
     names = [d.strip() for d in args.drills.split(",") if d.strip()]
     unknown = set(names) - set(DRILLS)

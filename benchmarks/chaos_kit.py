@@ -7,6 +7,7 @@ because chDB allows one process per data dir.
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import signal
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (ExportTraceServiceRequest,
+                                                                     ExportTraceServiceResponse)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests import factories as f  # noqa: E402
@@ -289,3 +291,252 @@ class SlowClients:
         self._thread.join(10)
         for sock in self.socks:
             sock.close()
+
+
+# The cardinality drill (chaos.py `cardinality`): project A floods services, project B trickles one.
+# A is created before B, so A has the lower id: a job that walks the projects in id order meets A's services first.
+# The user `chaos` (a member of both, not staff) reads the dashboard; the last stdout line is JSON.
+CARDINALITY_PREPARE = """
+import json, secrets
+from io import StringIO
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from projects.models import Project
+keys = {}
+for name in ("A", "B"):
+    out = StringIO()
+    call_command("create_api_key", project=name, scope="ingest,read", stdout=out, stderr=StringIO())
+    keys[name] = out.getvalue().strip()
+Project.objects.filter(name="A").update(ingest_max_services_per_hour=%(services_limit)r)
+password = secrets.token_urlsafe(12)
+user = get_user_model().objects.create_user("chaos", password=password)
+for project in Project.objects.filter(name__in=keys):
+    project.members.add(user)
+print(json.dumps({"keys": keys, "user": "chaos", "password": password}))
+"""
+# after `up` stopped: A's services in the store, in request_buckets (materialized) and with a stored diagnosis
+CARDINALITY_COUNT = """
+import json
+from analysis.models import WindowDiagnosis
+from projects.models import Project
+from store import client
+a = Project.objects.get(name="A")
+[(stored,)] = client.query_rows("SELECT uniqExact(service) FROM spans WHERE project_id = %d" % a.pk)
+[(materialized,)] = client.query_rows("SELECT uniqExact(service) FROM request_buckets WHERE project_id = %d" % a.pk)
+diagnosed = WindowDiagnosis.objects.filter(project=a).values("service").distinct().count()
+print(json.dumps({"stored": int(stored), "materialized": int(materialized), "diagnosed": diagnosed}))
+"""
+FLOOD_SERVICE = "A-svc-{:06d}"
+FOLDED_SERVICES = re.compile(r"(\d+) span\(s\) had a service past")
+
+
+def prepare_cardinality(server: DrillServer, services_limit: int | None) -> dict:
+    """Projects A and B with an ingest+read key each, A's services-per-hour override (None: the setting's
+    default, 0: no limit) and a login member of both: {"keys": {"A": key, "B": key}, "user", "password"}."""
+    out = server.manage("shell", "-c", CARDINALITY_PREPARE % {"services_limit": services_limit})
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def count_cardinality(server: DrillServer) -> dict:
+    """{"stored", "materialized", "diagnosed"}: A's distinct services in spans, in request_buckets, and with a
+    stored WindowDiagnosis (the server stopped)."""
+    return json.loads(server.manage("shell", "-c", CARDINALITY_COUNT).strip().splitlines()[-1])
+
+
+def flood_request(first: int, n: int, start_ns: int) -> bytes:
+    """One OTLP request of n resources, each its own service (A-svc-<first>, ...) holding one native attempt."""
+    req = ExportTraceServiceRequest()
+    for k in range(first, first + n):
+        rs = req.resource_spans.add()
+        rs.resource.attributes.extend([f.kv("service.name", FLOOD_SERVICE.format(k)),
+                                       f.kv("service.instance.id", f"a-{k % 10}")])
+        ss = rs.scope_spans.add()
+        ss.scope.name = "chaos"
+        ss.spans.append(f.attempt(tenant=f"t{k % 7}", start_ns=start_ns - (k % 30_000) * 1_000_000))
+    return req.SerializeToString()
+
+
+def login_session(url: str, username: str, password: str) -> requests.Session:
+    """A requests.Session logged in through the login form (CSRF token from GET /login/)."""
+    session = requests.Session()
+    form = session.get(url + "/login/", timeout=30)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+    if token is None:
+        raise DrillError(f"no CSRF token in GET /login/ ({form.status_code})")
+    answer = session.post(url + "/login/", data={"username": username, "password": password,
+                                                 "csrfmiddlewaretoken": token[1]},
+                          headers={"Referer": url + "/login/"}, allow_redirects=False, timeout=30)
+    if answer.status_code != 302:
+        raise DrillError(f"login as {username} answered {answer.status_code}, expected 302")
+    return session
+
+
+class Flood:
+    """`senders` threads POST the services FLOOD_SERVICE 0..services-1, `per_request` resources (one attempt
+    each) per request; a 429 or 503 is retried after its Retry-After (at most 5 s), as an exporter would.
+    The first request goes alone, so that under a services limit the first services (FLOOD_SERVICE.format(0)
+    included) are the ones stored under their own name."""
+
+    def __init__(self, url: str, key: str, services: int, per_request: int = 1000, senders: int = 4):
+        self.url, self.key, self.services, self.per_request = url, key, services, per_request
+        self.start_ns = time.time_ns() - 60 * 10**9
+        self._next = iter(range(0, services, per_request))
+        self._lock = threading.Lock()
+        self._first_sent = threading.Event()
+        self.threads = [threading.Thread(target=self._run, args=(i == 0,), daemon=True) for i in range(senders)]
+        self.acked = 0  # spans in requests answered 200
+        self.folded = 0  # spans stored as __other__ (partial_success)
+        self.answers: Counter = Counter()
+        self.started = self.ended = 0.0  # monotonic
+
+    def start(self) -> "Flood":
+        self.started = time.monotonic()
+        for t in self.threads:
+            t.start()
+        return self
+
+    def join(self, until: float) -> None:
+        """Wait for the senders until the monotonic time `until` at the latest."""
+        for t in self.threads:
+            t.join(max(0.0, until - time.monotonic()))
+
+    @property
+    def done(self) -> bool:
+        return not any(t.is_alive() for t in self.threads)
+
+    def _take(self) -> int | None:
+        with self._lock:
+            return next(self._next, None)
+
+    def _run(self, leader: bool) -> None:
+        session = requests.Session()
+        headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {self.key}"}
+        if not leader:
+            self._first_sent.wait(120)
+        while (first := self._take()) is not None:
+            n = min(self.per_request, self.services - first)
+            body = flood_request(first, n, self.start_ns)
+            for _ in range(20):
+                try:
+                    response = session.post(self.url + "/v1/traces", data=body, headers=headers, timeout=60)
+                except requests.RequestException:
+                    self._count("no answer")
+                    time.sleep(1)
+                    continue
+                if response.status_code == 200:
+                    message = ExportTraceServiceResponse.FromString(response.content).partial_success.error_message
+                    folded = sum(int(m) for m in FOLDED_SERVICES.findall(message))
+                    self._count("200", acked=n, folded=folded)
+                    break
+                self._count(f"{response.status_code} {response.headers.get('X-Latency-Obs-Reason', '')}")
+                time.sleep(min(5.0, float(response.headers.get("Retry-After") or 1)))
+            self._first_sent.set()
+        self._first_sent.set()
+        with self._lock:
+            self.ended = max(self.ended, time.monotonic())
+
+    def _count(self, answer: str, acked: int = 0, folded: int = 0) -> None:
+        with self._lock:
+            self.answers[answer] += 1
+            self.acked += acked
+            self.folded += folded
+
+
+class Trickle(threading.Thread):
+    """`per_second` native attempts of one service, in 4 requests a second, each attempt just ended
+    (queued `duration` ago); counts every answer, and when the first 200 came (monotonic)."""
+
+    def __init__(self, url: str, key: str, service: str, per_second: int = 20, t_first_token_ms: float = 2500.0):
+        super().__init__(daemon=True)
+        self.url, self.key, self.service = url, key, service
+        self.per_request, self.ttft = max(1, per_second // 4), t_first_token_ms
+        self.first_ack: float | None = None
+        self.answers: Counter = Counter()
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        session = requests.Session()
+        headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {self.key}"}
+        duration_ns = int((20 + self.ttft + 900 + 15) * 1_000_000)
+        while not self._done.is_set():
+            t = time.monotonic()
+            now = time.time_ns()
+            spans = [f.attempt(t_first_token_ms=self.ttft, tenant=f"b{i % 3}", start_ns=now - duration_ns - i * 10**6)
+                     for i in range(self.per_request)]
+            body = f.request(*spans, service=self.service, instance="b-1").SerializeToString()
+            try:
+                response = session.post(self.url + "/v1/traces", data=body, headers=headers, timeout=30)
+                answer = str(response.status_code)
+                if response.status_code != 200:
+                    answer += " " + response.headers.get("X-Latency-Obs-Reason", "")
+            except requests.RequestException:
+                answer = "no answer"
+            self.answers[answer] += 1
+            if answer == "200" and self.first_ack is None:
+                self.first_ack = time.monotonic()
+            self._done.wait(max(0.0, 0.25 - (time.monotonic() - t)))
+
+    @property
+    def refused(self) -> int:
+        return sum(n for answer, n in self.answers.items() if answer != "200")
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(40)
+
+
+class PageProber(threading.Thread):
+    """A logged-in user GETs `paths` one after the other, a cycle at most every `every` seconds: (path, status or
+    None, bytes, seconds, the API's error reason or "") per fetch. finish() lets the cycle under way end and then
+    one more whole cycle run before it stops."""
+
+    def __init__(self, url: str, session: requests.Session, paths: list[str], timeout: float = 60,
+                 every: float = 3.0):
+        super().__init__(daemon=True)
+        self.url, self.session, self.paths, self.timeout, self.every = url, session, paths, timeout, every
+        self.fetches: list[tuple[str, int | None, int, float, str]] = []
+        self.cycles = 0
+        self._finish_after: int | None = None
+        self._lock = threading.Lock()
+        self._abort = threading.Event()
+
+    def run(self) -> None:
+        while not self._abort.is_set():
+            with self._lock:
+                if self._finish_after is not None and self.cycles >= self._finish_after:
+                    return
+            began = time.monotonic()
+            for path in self.paths:
+                if self._abort.is_set():
+                    return
+                t = time.monotonic()
+                try:
+                    response = self.session.get(self.url + path, timeout=self.timeout)
+                    fetch = (path, response.status_code, len(response.content), time.monotonic() - t,
+                             _reason(response))
+                except requests.RequestException:
+                    fetch = (path, None, 0, time.monotonic() - t, "no answer")
+                self.fetches.append(fetch)
+            with self._lock:
+                self.cycles += 1
+            self._abort.wait(max(0.0, self.every - (time.monotonic() - began)))
+
+    def finish(self, timeout: float = 600) -> None:
+        with self._lock:
+            self._finish_after = self.cycles + 2  # the cycle under way, then a whole one
+        self.join(timeout)
+
+    def abort(self) -> None:
+        """Stop before the next fetch (a fetch under way still ends or times out, in the background)."""
+        self._abort.set()
+        self.join(1)
+
+
+def _reason(response: requests.Response) -> str:
+    """The `error` of an API answer's JSON body ({"error": reason, ...}), else ""."""
+    if response.status_code == 200 or "json" not in response.headers.get("Content-Type", ""):
+        return ""
+    try:
+        return str(response.json().get("error", ""))
+    except ValueError:
+        return ""
