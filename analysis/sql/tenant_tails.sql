@@ -3,9 +3,7 @@
 SELECT
     tenant,
     count() AS requests,
-    quantilesExactInclusive(0.95, 0.99)(total_ms) AS total_q, count(total_ms) AS total_count,
-    quantilesExactInclusive(0.95, 0.99)(ttft_ms) AS ttft_q, count(ttft_ms) AS ttft_count,
-    quantilesExactInclusive(0.95, 0.99)(t_queue_ms) AS t_queue_q, count(t_queue_ms) AS t_queue_count
+    {{tail_stats}}
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32} AND service = {service:String}
   AND {{window}} AND ({route:String} = '' OR route = {route:String})
