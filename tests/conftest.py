@@ -1,4 +1,18 @@
+import itertools
+
 import pytest
+
+from tests import factories
+
+
+@pytest.fixture(autouse=True)
+def span_clock():
+    """Every test's spans start at factories.BASE again (one second apart, in order of creation).
+
+    TRICKY: the sequence was process-wide, so a test that built 20,000 spans moved the default start of every
+    later test's spans in the same xdist worker hours past BASE, out of the windows those tests read.
+    """
+    factories._seq = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
