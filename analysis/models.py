@@ -67,3 +67,36 @@ class PendingDiagnosis(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "service"], name="one_pending_diagnosis")]
         verbose_name_plural = "pending diagnoses"
+
+
+class Incident(models.Model):
+    """A stretch where a service's latency left its own baseline (analysis/incidents/): onset and end to the minute,
+    the flowchart's verdict on the incident's window, the causes and scope of the excess, baseline and peak.
+
+    Re-detection (late or backfilled spans) replaces the incidents of the minutes it re-reads; an incident keeps
+    its id while its onset stays. `end` is None while it is open (the service is not back at its baseline)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="incidents")
+    service = models.CharField(max_length=256)
+    route = models.CharField(max_length=512, blank=True, default="", help_text="'' for a service-wide detection")
+    start = models.DateTimeField(help_text="onset: the first minute off the baseline")
+    end = models.DateTimeField(null=True, blank=True, help_text="the first minute back at baseline; None while open")
+    verdict = models.CharField(max_length=40)
+    causes = models.JSONField(default=list, help_text='[{"code", "share"}], largest share first')
+    scope = models.JSONField(default=list, help_text='[{"dimension", "value", "share"}]; [] when service-wide')
+    baseline = models.JSONField(default=dict, help_text='{"start", "end", "buckets", "ttft", "total"}')
+    peak = models.JSONField(default=dict, help_text='{"buckets", "ttft", "total"}')
+    path = models.JSONField(default=list, help_text="the flowchart path with baseline comparisons")
+    detail = models.JSONField(default=dict, help_text="what departed (metrics, per-minute series), findings, fixes")
+    detected_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "service", "start"]), models.Index(fields=["project", "end"])]
+
+    def __str__(self):
+        return f"{self.service} {self.verdict} from {self.start:%Y-%m-%d %H:%M}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.end is None
