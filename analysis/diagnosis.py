@@ -46,48 +46,49 @@ class Node:
     threshold: str  # a Thresholds field; the answer is yes when value >= threshold
     yes: str  # a node name or a verdict code
     no: str
+    unit: str = ""  # how the value and threshold read (analysis.wording.fmt): "ms", "%", "x", "corr", ...
 
 
 FLOWCHART = [
     Node("queue_p95", "Is queue wait high (t_queue p95, ms)?", metric(lambda e: e.buckets.t_queue.p95),
-         "queue_p95_ms", yes="idle_slots", no="queue_share"),
+         "queue_p95_ms", yes="idle_slots", no="queue_share", unit="ms"),
     Node("queue_share", "Does queue wait dominate request time (t_queue share at p95)?",
-         metric(lambda e: e.dominance.t_queue.p95_share), "queue_share", yes="idle_slots", no="prep_share"),
+         metric(lambda e: e.dominance.t_queue.p95_share), "queue_share", yes="idle_slots", no="prep_share", unit="%"),
     Node("idle_slots", "Under backlog, do slots sit idle (gap_fraction: queue > 0 while in_flight < cap)?",
-         metric(lambda e: e.gap_fraction.service), "gap_fraction", yes="admission_gap", no="retry_rate_backlog"),
+         metric(lambda e: e.gap_fraction.service), "gap_fraction", yes="admission_gap", no="retry_rate_backlog", unit="%"),
     Node("retry_rate_backlog", "Are retries adding load (extra attempts per run)?",
-         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_queue_spearman", no="queue_backlog"),
+         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_queue_spearman", no="queue_backlog", unit="per run"),
     Node("retry_queue_spearman", "Do retries rise with queue depth (Spearman)?",
          metric(lambda e: e.retries.spearman_retries_queue_depth), "retry_queue_spearman",
-         yes="retry_amplification", no="queue_backlog"),
+         yes="retry_amplification", no="queue_backlog", unit="corr"),
     Node("prep_share", "Is preprocessing / tokenization slow (tokenize + prompt_build + policy share of t_first_token)?",
-         metric(lambda e: e.stages.prep_share_of_first_token), "prep_share", yes="preprocessing", no="post_share"),
+         metric(lambda e: e.stages.prep_share_of_first_token), "prep_share", yes="preprocessing", no="post_share", unit="%"),
     # Seed 002's dominance triage: post-processing that takes a large share of every request is a
     # throughput limiter of its own, whatever TTFT does, so it is asked before the TTFT branch.
     Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
-         metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="ttft_p95"),
+         metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="ttft_p95", unit="%"),
     Node("ttft_p95", "Is TTFT high (p95, ms)?", metric(lambda e: e.buckets.ttft.p95), "ttft_p95_ms",
-         yes="ttft_decode", no="decode_speed"),
+         yes="ttft_decode", no="decode_speed", unit="ms"),
     Node("ttft_decode", "Is decode slow as well (ms per output token, p50)?",
          metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
-         no="new_connections"),
+         no="new_connections", unit="ms/token"),
     Node("new_connections", "Are connections churning (new connections per success)?",
          metric(lambda e: e.churn.new_connections_per_success), "new_connections_per_success",
-         yes="churn_spearman", no="network_share"),
+         yes="churn_spearman", no="network_share", unit="per success"),
     Node("churn_spearman", "Does TTFT p95 rise with churn per window (Spearman)?",
-         metric(lambda e: e.churn.spearman_ttft_p95), "churn_spearman", yes="connection_churn", no="network_share"),
+         metric(lambda e: e.churn.spearman_ttft_p95), "churn_spearman", yes="connection_churn", no="network_share", unit="corr"),
     Node("network_share", "Is the network a large share of first-token time?",
          metric(lambda e: e.stages.network_share_of_first_token), "network_share", yes="network_overhead",
-         no="prefill_ratio"),
+         no="prefill_ratio", unit="%"),
     # TRICKY: both answers lead to prefill_pressure: with decode normal and no churn or network cause, seed 000's
     # leaf for high TTFT is "check KV cache, GPU memory, cold starts". The node records how strong the signal is.
     Node("prefill_ratio", "Does TTFT grow with prompt length (TTFT p50, longest vs shortest prompts)?",
-         lambda e, t: prefill_ratio(e.segments, t), "prefill_ratio", yes="prefill_pressure", no="prefill_pressure"),
+         lambda e, t: prefill_ratio(e.segments, t), "prefill_ratio", yes="prefill_pressure", no="prefill_pressure", unit="x"),
     Node("decode_speed", "Is decode slow (ms per output token, p50)?",
          metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
-         no="retry_rate"),
+         no="retry_rate", unit="ms/token"),
     Node("retry_rate", "Are retries high without a backlog (extra attempts per run)?",
-         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_amplification", no="healthy"),
+         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_amplification", no="healthy", unit="per run"),
 ]
 NODES = {node.name: node for node in FLOWCHART}
 

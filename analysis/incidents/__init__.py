@@ -1,0 +1,6 @@
+"""Incidents: stretches where a service's latency left its own baseline (see the README's Incidents section).
+
+baseline.py picks and summarises the baseline window, detection.py finds onsets and ends on per-minute series,
+explain.py runs the flowchart on an incident's window against its baseline (verdict, causes, scope, path),
+records.py stores and reconciles Incident rows and shapes them for the API.
+"""

@@ -1,0 +1,60 @@
+"""Numbers as users read them: units, no scientific notation, "not measured" for the unknown.
+
+One formatter for the API's sentences, the dashboard and the alert messages, so a value reads the same
+everywhere. Units: "ms" (durations: ms below a second, then s, then min), "%" (a share 0..1), "x" (a ratio),
+"ms/token", "per run", "per success", "corr" (a rank correlation), "" (a plain number).
+"""
+import math
+
+NOT_MEASURED = "not measured"
+
+
+def fmt(value, unit: str = "") -> str:
+    """One value with its unit: fmt(25692.644, "ms") -> "25.7 s", fmt(0.4123, "%") -> "41%",
+    fmt(800, "x") -> "×800", fmt(None, "ms") -> "not measured"."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return NOT_MEASURED
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if unit == "ms":
+        return duration(value)
+    if unit == "%":
+        pct = value * 100
+        return f"{_number(pct, 1 if abs(pct) < 10 and pct != int(pct) else 0)}%"
+    if unit == "x":
+        return f"×{_number(value, 1 if abs(value) < 10 else 0)}"
+    if unit == "corr":
+        return f"{value:.2f}"
+    number = _number(value, 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0)
+    return f"{number} {unit}" if unit else number
+
+
+def duration(ms: float) -> str:
+    """Milliseconds as ms, s or min with a sensible precision: 0.4 ms, 37 ms, 1.25 s, 25.7 s, 3.5 min."""
+    size = abs(ms)
+    if size < 10:
+        return f"{_number(ms, 1)} ms"
+    if size < 1000:
+        return f"{ms:.0f} ms"
+    if size < 10_000:
+        return f"{_number(ms / 1000, 2)} s"
+    if size < 120_000:
+        return f"{_number(ms / 1000, 1)} s"
+    return f"{_number(ms / 60_000, 1)} min"
+
+
+def ratio(value, baseline) -> str:
+    """How many times the baseline a value is ("×800", "×1.3"); "new" when the baseline was 0; "" when unknown."""
+    if value is None or baseline is None:
+        return ""
+    if baseline <= 0:
+        return "new" if value > 0 else "×1"
+    return fmt(value / baseline, "x")
+
+
+def _number(value: float, decimals: int) -> str:
+    """Fixed point with thousands separators, trailing zeros dropped; never scientific notation."""
+    text = f"{value:,.{decimals}f}"
+    if decimals:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
