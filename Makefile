@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-ui chaos fuzz venv clean
+.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-freshness bench-ui chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -13,10 +13,11 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed
 
+# PORT= (web and OTLP/HTTP, default 8000) and GRPC_PORT= (OTLP/gRPC, default 4317) choose the ports, HOST= the address
 run: venv
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py ensure_demo_login
-	$(PY) manage.py up --demo --host $${HOST:-127.0.0.1} --port $${PORT:-8000}
+	$(PY) manage.py up --demo --host $${HOST:-127.0.0.1} --port $${PORT:-8000} --grpc-port $${GRPC_PORT:-$${OTLP_GRPC_PORT:-4317}}
 
 # Tests use the machine's PostgreSQL (DATABASE_URL) and Redis; .ci/run starts them when absent.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
@@ -37,6 +38,10 @@ bench-simulate: venv
 
 bench-analysis: venv
 	$(PY) benchmarks/bench_analysis.py
+
+# what a fresh read costs (analysis/freshness.py): the check, and materializing the current hour on demand
+bench-freshness: venv
+	$(PY) benchmarks/bench_freshness.py
 
 # BENCH_SPANS=200000 for a quick run (default 10 million)
 bench-ui: venv

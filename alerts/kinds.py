@@ -11,10 +11,12 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.db.models import Q
 
-from alerts.models import AlertRule
+from alerts.models import AlertRule, AlertState
 from analysis import evidence, queries, stats
-from analysis.models import WindowDiagnosis
+from analysis.incidents import headlines
+from analysis.models import Incident, WindowDiagnosis
 from analysis.windows import iso
 from budgets import evaluation as budget_evaluation
 from budgets.models import BudgetViolation
@@ -44,6 +46,11 @@ class Kind:
     """How rules of one kind are measured and judged, and what their messages say."""
 
     threshold = True  # the breach is a value over rule.threshold, and messages show the threshold
+
+    def hold_seconds(self, rule: AlertRule) -> int:
+        """How long a group stays breached (pending) before it fires."""
+        return rule.for_seconds
+    unit = "ms"  # what value and threshold are in (analysis.wording.fmt): Slack shows "25.7 s", JSON keeps numbers
 
     def measure(self, rule: AlertRule, start: datetime, end: datetime) -> Groups:
         """{group key: (value, requests)} over [start, end); a group under rule.min_requests keeps its state."""
@@ -75,6 +82,7 @@ class Kind:
             "title": f"[{tag}] {rule.name} {group}",
             "verdict": self.verdict(rule, value, start, end),
             "numbers": {k: v for k, v in numbers.items() if v is not None},  # Slack shows every field
+            "unit": self.unit,
             "url": diagnosis_url(rule, key, start, end),
             "context": f"{rule.get_kind_display()}: {self.label(rule)} over {iso(start)} – {iso(end)}",
         }
@@ -103,6 +111,8 @@ class GapFraction(Kind):
         state = queries.scheduler_sweep(*args, bucket_ms=width)["instances"]
         return {"": (evidence.gap_fraction(state).service, requests)}
 
+    unit = "%"
+
     def label(self, rule):
         return "gap_fraction"
 
@@ -123,6 +133,8 @@ class RetryRate(Kind):
             out[key] = (stats.ratio(s["extra_attempts"], s["runs"]), s["runs"])
         return out
 
+    unit = "per run"
+
     def label(self, rule):
         return "extra attempts per run"
 
@@ -140,9 +152,11 @@ class TenantTail(Kind):
 
 
 class Verdict(Kind):
-    """The stored diagnosis (the minute pipeline's) is anything but healthy; no diagnosis keeps the state."""
+    """The stored diagnosis (the minute pipeline's) is anything but healthy or insufficient_data; no diagnosis keeps
+    the state."""
 
     threshold = False
+    unit = ""  # the value is a verdict code
 
     def measure(self, rule, start, end):
         row = latest_diagnosis(rule, start, end)
@@ -151,7 +165,8 @@ class Verdict(Kind):
         return {"": (row.verdict, int((row.result.get("evidence") or {}).get("requests") or 0))}
 
     def over(self, rule, value):
-        return value != "healthy"
+        # insufficient_data says the spans cannot tell, not that latency is bad: no alert (the pages say what to send)
+        return value not in ("healthy", "insufficient_data")
 
     def label(self, rule):
         return "verdict"
@@ -191,8 +206,72 @@ class BudgetOverspend(Kind):
         return "largest overspend (ms)"
 
 
+class IncidentKind(Kind):
+    """Stored incidents of the service (analysis/incidents/): one group per incident (key: its id), firing once
+    when it opened and resolving once when it ended. rule.min_duration_minutes: an open incident fires once it has
+    lasted that long, and one that ended shorter never notifies; rule.verdicts: only those (blank: any). An
+    incident found only after it ended (late spans) still sends both, a minute apart. The hold is the minimum
+    duration, not for_seconds."""
+
+    threshold = False
+
+    def hold_seconds(self, rule):
+        return 0
+
+    def measure(self, rule, start, end):
+        """{incident id: ({"id", "verdict", "open", "minutes", "notified"}, None)} for the open incidents, those that
+        ended in the window, and those this rule has fired for (a deleted one: value None, which resolves it)."""
+        states = {s.group_key: s for s in AlertState.objects.filter(rule=rule)}
+        firing = {k for k, s in states.items() if s.state == AlertState.FIRING and k.isdigit()}
+        rows = Incident.objects.filter(project_id=rule.project_id, service=rule.service, start__lt=end).filter(
+            Q(end__isnull=True) | Q(end__gte=start) | Q(pk__in=[int(k) for k in firing]))
+        if rule.route:
+            rows = rows.filter(route__in=("", rule.route))
+        wanted, out = rule.verdict_list(), {}
+        for row in rows.order_by("start", "id"):
+            key = str(row.pk)
+            if wanted and row.verdict not in wanted and key not in firing:  # a firing one is followed to its end
+                continue
+            state = states.get(key)
+            out[key] = ({"id": row.pk, "verdict": row.verdict, "open": row.end is None,
+                         "minutes": round(headlines.minutes(row, end), 2),
+                         "notified": bool(state and state.last_notified_at)}, None)
+        out.update({key: (None, None) for key in firing if key not in out})
+        return out
+
+    def breached(self, rule, value):
+        """Open and lasting: breached; ended: breached only if it lasted long enough and was never announced (so
+        it fires now and resolves at the next evaluation); deleted by re-detection: not breached."""
+        if value is None or value["minutes"] < rule.min_duration_minutes:
+            return False
+        return value["open"] or not value["notified"]
+
+    def label(self, rule):
+        return "incident"
+
+    def summary(self, rule, key, event, *, value, requests, start, end):
+        incident = Incident.objects.filter(pk=int(key)).select_related("project").first() if key.isdigit() else None
+        if incident is None:
+            return {"title": f"[RESOLVED] {rule.name} {rule.service}: incident {key} no longer detected",
+                    "verdict": "", "numbers": {}, "url": "", "context": "re-detection on late spans removed it"}
+        opened = event == "alert.firing"
+        state = "OPEN" if opened else "RESOLVED"
+        return {
+            "title": f"[INCIDENT {state}] {rule.name} {rule.service}{f' {incident.route}' if incident.route else ''}",
+            "verdict": incident.verdict,
+            "numbers": {"top cause": headlines.top_cause(incident) or "none named",
+                        "scope": headlines.scope_text(incident), "peak vs baseline": headlines.peak_text(incident),
+                        "started": iso(incident.start), "duration": headlines.duration_text(incident, end)},
+            "url": headlines.incident_url(incident),
+            "button": "Open incident",
+            "context": f"Incident {incident.pk}: latency off its baseline "
+                       f"{'since' if opened else 'from'} {iso(incident.start)}"
+                       f"{'' if incident.end is None else f' to {iso(incident.end)}'}",
+        }
+
+
 KINDS: dict[str, Kind] = {
     AlertRule.BUDGET_VIOLATION: BudgetOverspend(), AlertRule.PERCENTILE: Percentile(),
     AlertRule.GAP_FRACTION: GapFraction(), AlertRule.RETRY_RATE: RetryRate(), AlertRule.TENANT_TAIL: TenantTail(),
-    AlertRule.VERDICT: Verdict(),
+    AlertRule.VERDICT: Verdict(), AlertRule.INCIDENT: IncidentKind(),
 }

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from alerts.validation import validate_webhook_url
 from analysis import buckets
+from analysis.diagnosis import VERDICTS
 from projects.models import Project
 
 
@@ -74,10 +75,12 @@ class AlertRule(models.Model):
 
     BUDGET_VIOLATION, PERCENTILE, GAP_FRACTION = "budget_violation", "percentile", "gap_fraction"
     RETRY_RATE, TENANT_TAIL, VERDICT = "retry_rate", "tenant_tail", "verdict"
+    INCIDENT = "incident"
     KINDS = [(BUDGET_VIOLATION, "Budget violation"), (PERCENTILE, "Percentile above a threshold"),
              (GAP_FRACTION, "gap_fraction above x"), (RETRY_RATE, "Retry rate (extra attempts per run) above x"),
              (TENANT_TAIL, "A tenant's p95 (TTFT or total) above x ms"),
-             (VERDICT, "Diagnosis verdict other than healthy")]
+             (VERDICT, "Diagnosis verdict other than healthy"),
+             (INCIDENT, "Incident opened / resolved")]
     GROUPS = [("service", "service"), ("route", "route"), ("tenant", "tenant")]
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="alert_rules")
@@ -97,6 +100,10 @@ class AlertRule(models.Model):
     min_requests = models.PositiveIntegerField(default=20)
     for_seconds = models.PositiveIntegerField(default=120, help_text="breached this long before firing")
     renotify_seconds = models.PositiveIntegerField(default=0, help_text="0 = never re-notify while firing")
+    min_duration_minutes = models.PositiveIntegerField(
+        default=0, help_text="incident: an open one notifies once it has lasted this long; a shorter one never does")
+    verdicts = models.CharField(max_length=400, blank=True, default="",
+                                help_text="incident: only these verdicts, comma-separated; blank = any")
     webhooks = models.ManyToManyField(Webhook, blank=True, related_name="alert_rules")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -108,12 +115,20 @@ class AlertRule(models.Model):
 
     def clean(self):
         # per-service measures: the scheduler queue (gap_fraction) and the stored diagnosis (verdict)
-        if self.kind in (self.GAP_FRACTION, self.VERDICT) and self.group_by != "service":
+        if self.kind in (self.GAP_FRACTION, self.VERDICT, self.INCIDENT) and self.group_by != "service":
             raise ValidationError({"group_by": f"{self.kind} is measured per service"})
         if self.kind == self.TENANT_TAIL and self.bucket not in ("ttft", "total"):
             raise ValidationError({"bucket": "a tenant's tail is its ttft or total"})
+        unknown = sorted(set(self.verdict_list()) - set(VERDICTS))
+        if unknown:
+            raise ValidationError({"verdicts": f"unknown verdict {', '.join(unknown)}: one of {', '.join(VERDICTS)}"})
         if self.budget_id and (self.budget.project_id != self.project_id or self.budget.service != self.service):
             raise ValidationError({"budget": "a budget of this rule's project and service"})
+
+
+    def verdict_list(self) -> list[str]:
+        """The incident kind's verdict filter as a list; [] = any verdict."""
+        return [v.strip() for v in self.verdicts.split(",") if v.strip()]
 
 
 class AlertState(models.Model):

@@ -3,6 +3,8 @@ import hashlib
 import hmac
 import json
 
+from analysis.wording import fmt
+
 HEADER_MAX = 150  # Slack's limit on a header block's text
 FIELDS_MAX = 10   # and on the fields of a section
 
@@ -13,7 +15,8 @@ def escape(text) -> str:
 
 
 def slack_message(summary: dict) -> dict:
-    """Block Kit message from a summary: title, verdict, numbers {label: value}, url, context."""
+    """Block Kit message from a summary: title, verdict, numbers {label: value}, unit, url, context. The numbers
+    "value" and "threshold" read in the summary's unit ("25.7 s", "75%"); others are shown as given."""
     title = str(summary.get("title") or "latency_obs notification")
     verdict = summary.get("verdict")
     numbers = summary.get("numbers") or {}
@@ -21,17 +24,22 @@ def slack_message(summary: dict) -> dict:
     section = {"type": "section", "text": {"type": "mrkdwn",
                                           "text": f"*Verdict:* `{escape(verdict)}`" if verdict else escape(title)}}
     if numbers:
-        section["fields"] = [{"type": "mrkdwn", "text": f"*{escape(k)}*\n{escape(v)}"}
+        section["fields"] = [{"type": "mrkdwn", "text": f"*{escape(k)}*\n{escape(_shown(k, v, summary.get('unit')))}"}
                              for k, v in list(numbers.items())[:FIELDS_MAX]]
     blocks.append(section)
     if summary.get("url"):
         blocks.append({"type": "actions", "elements": [{
-            "type": "button", "text": {"type": "plain_text", "text": "Open diagnosis"},
+            "type": "button", "text": {"type": "plain_text", "text": summary.get("button") or "Open diagnosis"},
             "url": summary["url"], "action_id": "open_diagnosis"}]})
     if summary.get("context"):
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": escape(summary["context"])}]})
     fallback = f"{title}: {verdict}" if verdict else title  # shown in notifications
     return {"text": escape(fallback), "blocks": blocks}
+
+
+def _shown(key: str, value, unit: str | None) -> str:
+    measured = key in ("value", "threshold") and unit is not None and isinstance(value, (int, float))
+    return fmt(value, unit) if measured and not isinstance(value, bool) else str(value)
 
 
 def json_body(event: str, data, delivery_id: str) -> bytes:

@@ -30,7 +30,8 @@ def evaluate_rule(rule: AlertRule, start: datetime, end: datetime, now: datetime
         if requests is not None and requests < rule.min_requests:
             continue
         message = partial(kind.summary, rule, key, value=value, requests=requests, start=start, end=end)
-        results[key] = states.record(rule, key, value, kind.breached(rule, value), now, message)
+        results[key] = states.record(rule, key, value, kind.breached(rule, value), now, message,
+                                     hold_seconds=kind.hold_seconds(rule))
     return results
 
 

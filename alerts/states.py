@@ -15,8 +15,10 @@ from alerts.delivery import enqueue
 from alerts.models import AlertRule, AlertState
 
 
-def advance(rule: AlertRule, state: AlertState, is_breached: bool, now: datetime) -> str | None:
-    """Apply one evaluation to `state` (saved by the caller); returns the event to send, if any."""
+def advance(rule: AlertRule, state: AlertState, is_breached: bool, now: datetime,
+            hold_seconds: int | None = None) -> str | None:
+    """Apply one evaluation to `state` (saved by the caller); returns the event to send, if any. hold_seconds:
+    how long pending lasts before firing (default rule.for_seconds; the incident kind holds by duration instead)."""
     if state.state == AlertState.OK:
         if not is_breached:
             return None
@@ -25,7 +27,8 @@ def advance(rule: AlertRule, state: AlertState, is_breached: bool, now: datetime
         if not is_breached:
             state.state, state.since = AlertState.OK, now  # never fired: nothing to resolve
             return None
-        if now - state.since < timedelta(seconds=rule.for_seconds):
+        hold = rule.for_seconds if hold_seconds is None else hold_seconds
+        if now - state.since < timedelta(seconds=hold):
             return None
         state.state, state.since, state.last_notified_at = AlertState.FIRING, now, now
         return "alert.firing"
@@ -40,13 +43,13 @@ def advance(rule: AlertRule, state: AlertState, is_breached: bool, now: datetime
 
 
 def record(rule: AlertRule, key: str, value, is_breached: bool, now: datetime,
-           message: Callable[[str], dict]) -> str:
+           message: Callable[[str], dict], hold_seconds: int | None = None) -> str:
     """Move the stored state of the rule's group `key` by one evaluation at `now` (value kept as last_value) and,
     on a change, enqueue message(event) to each enabled webhook of the rule. Returns the group's new state."""
     AlertState.objects.get_or_create(rule=rule, group_key=key)
     with transaction.atomic():  # the row lock makes concurrent evaluations take turns
         state = AlertState.objects.select_for_update().get(rule=rule, group_key=key)
-        event = advance(rule, state, is_breached, now)
+        event = advance(rule, state, is_breached, now, hold_seconds)
         state.last_value, state.last_evaluated_at = value, now
         state.save()
         if event:

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from analysis.models import DirtyHour, PendingDiagnosis, ServiceCost, WindowDiagnosis
+from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, ServiceCost, WindowDiagnosis
 
 
 @admin.register(ServiceCost)
@@ -19,6 +19,12 @@ class WindowDiagnosisAdmin(admin.ModelAdmin):
 # the minute jobs' backlog (analysis/backlog.py): what waits, per project, and since when
 @admin.register(DirtyHour)
 class DirtyHourAdmin(admin.ModelAdmin):
+    list_display = ("project", "hour", "queued_at")
+    list_filter = ("project",)
+
+
+@admin.register(IncidentRecheck)
+class IncidentRecheckAdmin(admin.ModelAdmin):
     list_display = ("project", "hour", "queued_at")
     list_filter = ("project",)
 

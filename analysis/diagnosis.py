@@ -4,20 +4,28 @@ Pure: an Evidence in (see analysis.evidence.collect), verdict, findings, path an
 is data, FLOWCHART below: each node asks one question of one measured value against one threshold and names
 the node (or verdict) its yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt
 name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
-branch, so missing telemetry never produces a verdict on its own.
+branch, so missing telemetry never produces a verdict on its own. A node may name a measured upper bound of its
+value (t_queue <= TTFT <= total per attempt): when the value is unknown and the bound is under the threshold, the
+answer is "no" all the same.
+
+"healthy" needs positive evidence (healthy_supported): is TTFT high? and is decode slow? answered "no", or the
+whole request's p95 under the TTFT threshold. When the walk reaches "healthy" without it, the verdict is
+"insufficient_data" and "missing" says what to send; a verdict reached through a "yes" stays.
 """
 from dataclasses import dataclass
 from typing import Callable
 
 from analysis.evidence import arrival_shares
 from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
-from analysis.recommendations import recommend
+from analysis.recommendations import data_fixes, recommend
 from analysis.thresholds import DEFAULT, Thresholds
+from analysis.wording import fmt
 
 VERDICTS = (
     "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
-    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "healthy",
+    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "healthy", "insufficient_data",
 )
+INSUFFICIENT = "insufficient_data"  # what "healthy" becomes when the data cannot show that latency is fine
 Value = Callable[[Evidence, Thresholds], float | None]
 
 
@@ -47,11 +55,14 @@ class Node:
     yes: str  # a node name or a verdict code
     no: str
     unit: str = ""  # how the value and threshold read (analysis.wording.fmt): "ms", "%", "x", "corr", ...
+    bound: Value | None = None  # a measured upper bound of the value: answers "no" when the value is unknown
+    bound_name: str = ""  # what the bound is, for the path step
 
 
 FLOWCHART = [
     Node("queue_p95", "Is queue wait high (t_queue p95, ms)?", metric(lambda e: e.buckets.t_queue.p95),
-         "queue_p95_ms", yes="idle_slots", no="queue_share", unit="ms"),
+         "queue_p95_ms", yes="idle_slots", no="queue_share", unit="ms",
+         bound=metric(lambda e: e.buckets.total.p95), bound_name="total p95"),
     Node("queue_share", "Does queue wait dominate request time (t_queue share at p95)?",
          metric(lambda e: e.dominance.t_queue.p95_share), "queue_share", yes="idle_slots", no="prep_share", unit="%"),
     Node("idle_slots", "Under backlog, do slots sit idle (gap_fraction: queue > 0 while in_flight < cap)?",
@@ -68,7 +79,8 @@ FLOWCHART = [
     Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
          metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="ttft_p95", unit="%"),
     Node("ttft_p95", "Is TTFT high (p95, ms)?", metric(lambda e: e.buckets.ttft.p95), "ttft_p95_ms",
-         yes="ttft_decode", no="decode_speed", unit="ms"),
+         yes="ttft_decode", no="decode_speed", unit="ms",
+         bound=metric(lambda e: e.buckets.total.p95), bound_name="total p95"),
     Node("ttft_decode", "Is decode slow as well (ms per output token, p50)?",
          metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
          no="new_connections", unit="ms/token"),
@@ -114,12 +126,46 @@ def _number(value) -> float | None:
     return round(float(value), 4)
 
 
+# What each node measures, as its sentence names it ("t_queue p95 25.7 s is above 1 s → yes").
+LABELS = {
+    "queue_p95": "t_queue p95", "queue_share": "t_queue share at p95", "idle_slots": "gap_fraction",
+    "retry_rate_backlog": "extra attempts", "retry_queue_spearman": "Spearman(retries, queue depth)",
+    "prep_share": "preprocessing share of t_first_token", "post_share": "t_post share at p50",
+    "ttft_p95": "TTFT p95", "ttft_decode": "decode", "new_connections": "new connections",
+    "churn_spearman": "Spearman(churn, TTFT p95)", "network_share": "network share of t_first_token",
+    "prefill_ratio": "TTFT p50 of the longest prompts vs the shortest", "decode_speed": "decode",
+    "retry_rate": "extra attempts",
+}
+
+
+def comparison(step: dict, unit: str) -> str:
+    """A step's value against its threshold as users read it: "gap_fraction 0% is below 50%"; "TTFT p95 not
+    measured" (with its bound when that answered: "…; total p95 300 ms is below 600 ms")."""
+    label, value, threshold = LABELS.get(step["node"], step["node"]), step["value"], step["threshold"]
+    if value is None:
+        bound = step.get("bound")
+        return f"{label} not measured" + (
+            f"; {step['bound_name']} {fmt(bound, unit)} is below {fmt(threshold, unit)}" if bound is not None else "")
+    shown, limit = fmt(value, unit), fmt(threshold, unit)
+    relation = "above" if value > threshold else "below" if value < threshold else "at"
+    if shown == limit and value != threshold:
+        relation = f"just {relation}"  # rounding shows both alike: "50% is just below 50%" is not a contradiction
+    return f"{label} {shown} is {relation} {limit}"
+
+
 def evaluate(node: Node, evidence: Evidence, thresholds: Thresholds) -> dict:
-    """One path step: {"node", "question", "value", "threshold", "answer"} with answer yes, no or unknown."""
+    """One path step: {"node", "question", "value", "threshold", "answer", "text"} with answer yes, no or unknown
+    and text the sentence users read (comparison() → answer); an unknown value whose measured bound is under the
+    threshold answers no, and the step gains "bound" (its value) and "bound_name"."""
     value = _number(node.value(evidence, thresholds))
     threshold = getattr(thresholds, node.threshold)
     answer = "unknown" if value is None else ("yes" if value >= threshold else "no")
-    return {"node": node.name, "question": node.question, "value": value, "threshold": threshold, "answer": answer}
+    step = {"node": node.name, "question": node.question, "value": value, "threshold": threshold, "answer": answer}
+    bound = _number(node.bound(evidence, thresholds)) if value is None and node.bound else None
+    if bound is not None and bound < threshold:
+        step.update(answer="no", bound=bound, bound_name=node.bound_name)
+    step["text"] = f"{comparison(step, node.unit)} → {step['answer']}"
+    return step
 
 
 def walk(evidence: Evidence, thresholds: Thresholds) -> tuple[str, list[dict]]:
@@ -143,8 +189,7 @@ def cause_findings(verdict: str, steps: dict[str, dict]) -> list[dict]:
         if group is None:
             continue
         checks = [{k: steps[n][k] for k in ("node", "value", "threshold")} for n in group]
-        detail = "; ".join(f"{steps[n]['question']} {steps[n]['value']:.4g} >= {steps[n]['threshold']:g}"
-                           for n in group)
+        detail = "; ".join(comparison(steps[n], NODES[n].unit) for n in group)
         findings.append({"kind": "cause", "code": code, "message": f"{code} also present: {detail}", "checks": checks})
     return findings
 
@@ -169,8 +214,8 @@ def tenant_outliers(service: Buckets, tails: list[TenantTail], thresholds: Thres
                 continue
             findings.append({
                 "kind": "tenant", "code": "tenant_outlier", "tenant": row.tenant,
-                "message": f"tenant {row.tenant}: {bucket} p95 {mine:.0f} ms is {mine / theirs:.1f}x the "
-                           f"service's {theirs:.0f} ms",
+                "message": f"tenant {row.tenant}: {'TTFT' if bucket == 'ttft' else bucket} p95 {fmt(mine, 'ms')} is "
+                           f"{fmt(mine / theirs, 'x')} the service's {fmt(theirs, 'ms')}",
                 "value": round(mine / theirs, 2), "threshold": thresholds.tenant_outlier_ratio,
             })
             break  # one finding per tenant: TTFT first, since it is what users feel
@@ -192,9 +237,9 @@ def noisy_neighbours(tails: list[TenantTail], noisy: list[NoisyNeighbour], thres
         others = _number(row.others_t_queue_p95)
         findings.append({
             "kind": "tenant", "code": "noisy_neighbour", "tenant": row.tenant,
-            "message": f"tenant {row.tenant} held {share:.0%} of busy slots during backlog"
-                       + (f" with {arrival_share:.0%} of arrivals" if arrival_share is not None else "")
-                       + (f"; other tenants' t_queue p95 {others:.0f} ms" if others is not None else ""),
+            "message": f"tenant {row.tenant} held {fmt(share, '%')} of busy slots during backlog"
+                       + (f" with {fmt(arrival_share, '%')} of arrivals" if arrival_share is not None else "")
+                       + (f"; other tenants' t_queue p95 {fmt(others, 'ms')}" if others is not None else ""),
             "value": share, "threshold": thresholds.noisy_in_flight_share,
         })
     return findings
@@ -209,17 +254,59 @@ def reliability_findings(success_rate: float | None, thresholds: Thresholds) -> 
              "message": f"only {rate:.1%} of runs succeeded: throughput that increases failures is a regression"}]
 
 
+def healthy_supported(evidence: Evidence, steps: dict[str, dict], thresholds: Thresholds) -> bool:
+    """Do measured values show latency is fine? TTFT and decode speed both answered "no" (TTFT also by its bound),
+    or the whole request's p95 under the TTFT threshold (a fast non-streaming service: t_stream <= total)."""
+    total = _number(evidence.buckets.total.p95)
+    if total is not None and total < thresholds.ttft_p95_ms:
+        return True
+    return steps["ttft_p95"]["answer"] == "no" and steps["decode_speed"]["answer"] == "no"
+
+
+def missing(evidence: Evidence, steps: dict[str, dict]) -> list[str]:
+    """What to send so that the TTFT and decode questions can be answered (empty when they are)."""
+    advice = []
+    if steps["ttft_p95"]["answer"] == "unknown":
+        advice.append("TTFT is not measured: send a `first_token` event, or set "
+                      "`gen_ai.response.time_to_first_chunk` (stream the calls)")
+    if steps["decode_speed"]["answer"] == "unknown":
+        if not evidence.buckets.t_stream.count:
+            advice.append("Stream time is not measured: send a `last_token` event (or end the span at the last "
+                          "chunk) after the first token")
+        else:
+            advice.append("Decode speed is not measured: set `gen_ai.usage.output_tokens` on successful attempts")
+    return advice
+
+
+def because(path: list[dict]) -> str:
+    """Why the verdict, for its recommendations: each yes on the path and the no right after it, which ruled out
+    the other branch ("because t_queue p95 25.7 s is above 1 s and gap_fraction 0% is below 50%"); when nothing
+    said yes, what was not measured."""
+    deciding = [s for k, s in enumerate(path) if s["answer"] == "yes" or (k and path[k - 1]["answer"] == "yes")]
+    if deciding:
+        return "because " + " and ".join(comparison(s, NODES[s["node"]].unit) for s in deciding)
+    unknown = list(dict.fromkeys(LABELS.get(s["node"], s["node"]) for s in path if s["answer"] == "unknown"))
+    if not unknown:
+        return ""
+    names = unknown[0] if len(unknown) == 1 else ", ".join(unknown[:-1]) + " and " + unknown[-1]
+    return f"because {names} {'is' if len(unknown) == 1 else 'are'} not measured"
+
+
 def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
-    """Verdict, findings, path and recommendations for one service window.
+    """Verdict, findings, path, recommendations and missing for one service window.
 
     verdict: one of VERDICTS. path: the flowchart steps taken, in order. findings: other causes present
     (every node is evaluated, not only those on the path), tenant outliers, noisy neighbours and a low success
     rate. recommendations: the seed fixes for the verdict (none for healthy), plus tenant isolation when a
-    tenant stands out. Evidence whose measures are all unknown (None) gives "healthy" with "unknown" answers.
+    tenant stands out. A walk that ends at "healthy" without healthy_supported() gives "insufficient_data", with
+    "missing": what to send (first in its recommendations); evidence whose measures are all unknown gives it too.
     """
     verdict, path = walk(evidence, thresholds)
     steps = {node.name: evaluate(node, evidence, thresholds) for node in FLOWCHART}
+    gaps = []
+    if verdict == "healthy" and not healthy_supported(evidence, steps, thresholds):
+        verdict, gaps = INSUFFICIENT, missing(evidence, steps)
     tenants = tenant_findings(evidence.buckets, evidence.tenants, evidence.noisy_neighbours, thresholds)
     findings = cause_findings(verdict, steps) + tenants + reliability_findings(evidence.success_rate, thresholds)
-    return {"verdict": verdict, "findings": findings, "path": path,
-            "recommendations": recommend(verdict, tenant_findings=bool(tenants))}
+    return {"verdict": verdict, "findings": findings, "path": path, "missing": gaps,
+            "recommendations": data_fixes(gaps) + recommend(verdict, tenant_findings=tenants, why=because(path))}

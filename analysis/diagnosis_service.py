@@ -2,6 +2,7 @@
 from dataclasses import replace
 from datetime import datetime
 
+from analysis.coverage import coverage
 from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
 from analysis.evidence import collect
@@ -12,8 +13,8 @@ from analysis.windows import check_window
 
 def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
                   tenant: str = "") -> dict:
-    """{"verdict", "findings", "path", "recommendations", "evidence"} for one service window, JSON-ready
-    (evidence: Evidence.to_json(), with cost_per_success_usd).
+    """{"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"} for one service window,
+    JSON-ready (evidence: Evidence.to_json(), with cost_per_success_usd; coverage: analysis.coverage.coverage()).
 
     Raises AnalysisError: missing_parameter without a service, bad_date / window_too_large for the window,
     unknown_service (404) when the service has no requests in it (for this project, route and tenant).
@@ -26,7 +27,8 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
         raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
     evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
                                                                        evidence.successful_runs_per_hour))
-    return {**diagnose(evidence, configured()), "evidence": evidence.to_json()}
+    return {**diagnose(evidence, configured()), "evidence": evidence.to_json(),
+            "coverage": coverage(project_id, service, start, end, route=route, tenant=tenant)}
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

@@ -158,16 +158,19 @@ def gap_fraction(state: list[dict]) -> GapFraction:
 def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> Churn:
     """Connection churn vs first-token time over 1-minute windows with >= min_successes successful runs.
 
-    new_connections_per_success is over the whole window (None without a success); the Spearman rank
+    new_connections_per_success is over the whole window (None without a success, or when no attempt says whether
+    it reused a connection: unknown, not 0); the Spearman rank
     correlations and the slope (ms of TTFT p95 per new connection per success) are over the kept
     windows, None with fewer than 3 (2 for the slope) or without variance.
     """
+    if not any(m.get("connection_known", 1) for m in minutes):
+        minutes = [dict(m, new_connections=None) for m in minutes]  # the spans say nothing about connections
     kept = churn_windows_kept(minutes, min_successes)
     successes = sum(m["successes"] for m in minutes)
     x, y = stats.pairs(kept, "new_per_success", "ttft_p95")
     return Churn(
         windows=len(kept),
-        new_connections_per_success=stats.ratio(sum(m["new_connections"] for m in minutes), successes),
+        new_connections_per_success=stats.ratio(_sum(m["new_connections"] for m in minutes), successes),
         spearman_ttft_p95=stats.spearman(x, y),
         spearman_ttft_stddev=stats.spearman(*stats.pairs(kept, "new_per_success", "ttft_stddev")),
         spearman_first_token_p95=stats.spearman(*stats.pairs(kept, "new_per_success", "t_first_token_p95")),
@@ -176,9 +179,16 @@ def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> Chu
 
 
 def churn_windows_kept(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> list[dict]:
-    """The 1-minute windows churn() correlates (>= min_successes successful runs), with new_per_success."""
+    """The 1-minute windows churn() correlates (>= min_successes successful runs and known connections), with
+    new_per_success."""
     return [dict(m, new_per_success=m["new_connections"] / m["successes"]) for m in minutes
-            if m["successes"] >= min_successes]
+            if m["successes"] >= min_successes and m["new_connections"] is not None and m.get("connection_known", 1)]
+
+
+def _sum(values) -> float | None:
+    """sum, None when any value is unknown."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
 
 
 def outlier_floors(service: Buckets, thresholds: Thresholds) -> dict:
@@ -242,7 +252,8 @@ def amplification(state: list[dict], minutes: list[dict], width_ms: int):
 
 
 def retries(t_retry: BucketStats, summary: dict | None, spearman_queue) -> Retries:
-    """t_retry over runs, rate = mean (attempts - 1) per run, runs with retries share, causes of failed
+    """t_retry over runs, rate = mean (attempts - 1) per run and runs with retries share (both over the runs whose
+    attempts are known to belong together: None when there is none), causes of failed
     attempts, tokens of failed attempts, and the retries-vs-queue-depth Spearman; `summary` is
     queries.retry_summary's row (None: unknown)."""
     s = summary or {}
@@ -250,8 +261,8 @@ def retries(t_retry: BucketStats, summary: dict | None, spearman_queue) -> Retri
     wasted = (s["wasted_input_tokens"] + s["wasted_output_tokens"]) if summary else None
     return Retries(
         t_retry=t_retry, runs=runs, attempts=s.get("attempts", 0),
-        rate=stats.ratio(s.get("extra_attempts"), runs),
-        runs_with_retries_share=stats.ratio(s.get("runs_with_retries"), runs),
+        rate=stats.ratio(s.get("extra_attempts"), s.get("known_runs")),
+        runs_with_retries_share=stats.ratio(s.get("runs_with_retries"), s.get("known_runs")),
         failed_attempts=s.get("failed_attempts", 0), causes=s.get("causes", {}),
         wasted_input_tokens=s.get("wasted_input_tokens"), wasted_output_tokens=s.get("wasted_output_tokens"),
         wasted_tokens=wasted, spearman_retries_queue_depth=spearman_queue,

@@ -45,7 +45,7 @@ class Deadline:
 
 
 def step_deadline(step: str) -> Deadline:
-    """A Deadline of the minute pipeline step's budget (PIPELINE_STEP_BUDGET_SECONDS: materialize, diagnose,
+    """A Deadline of the minute pipeline step's budget (PIPELINE_STEP_BUDGET_SECONDS: materialize, diagnose, incidents,
     budgets, alert_rules), started now; the steps' tasks run alone get the same budget."""
     return Deadline(settings.PIPELINE_STEP_BUDGET_SECONDS[step])
 

@@ -1,8 +1,9 @@
 """Small reads behind the pickers and the empty state: a project's services, a service's routes, its latest attempt.
 
-Windows are [start, end) (naive datetimes are UTC). These count by start_at (what the sort key holds), not
-queued_at: they are hints for a picker, and stay fast over a day of a busy project. A picker never gets every
-value: the SQL returns at most `limit` of the busiest (those containing `q`, when searching), plus the selected one.
+Windows are [start, end) (naive datetimes are UTC), of queued_at as every analysis read, and counts are logical
+(one per span id, whatever copies re-sends left), so a picker's count equals the Overview's and the diagnosis's
+`requests`. A picker never gets every value: the SQL returns at most `limit` of the busiest (those containing `q`,
+when searching), plus the selected one.
 """
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,7 +45,7 @@ def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:
 
 
 def service_choices(project_id, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
-    """The service picker: at most `limit` services with attempts started in the window whose name contains `q`
+    """The service picker: at most `limit` services with attempts queued in the window whose name contains `q`
     (any case; "" = all), busiest first, plus `selected`."""
     return _choices("services", _params(project_id, start, end, q=q), selected, limit)
 
@@ -55,7 +56,7 @@ def route_choices(project_id, service, start, end, q: str = "", selected: str = 
 
 
 def services(project_id, start, end, limit: int = 50) -> list[dict]:
-    """[{"service", "requests"}] of the `limit` busiest services with attempts started in the window, busiest first."""
+    """[{"service", "requests"}] of the `limit` busiest services with attempts queued in the window, busiest first."""
     return [{"service": v["value"], "requests": v["requests"]}
             for v in service_choices(project_id, start, end, limit=limit).values]
 

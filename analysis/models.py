@@ -55,6 +55,19 @@ class DirtyHour(models.Model):
         constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_dirty_hour")]
 
 
+class IncidentRecheck(models.Model):
+    """An hour the materialize step re-materialized (late or backfilled spans): its services' incidents are
+    re-detected over [hour - 1 h, hour + 2 h) by the incidents step, then the row is deleted
+    (analysis/incidents/jobs.py). Hours inside the recent stretch the step judges every minute are dropped."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+    queued_at = models.DateTimeField(help_text="the run that materialized it (the pipeline's `now`)")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_incident_recheck")]
+
+
 class PendingDiagnosis(models.Model):
     """A service with spans the minute diagnosis has not read yet: queued when the diagnose step finds new spans
     of it, deleted once diagnosed, or once its newest spans have left the recent window (analysis/backlog.py)."""

@@ -182,8 +182,9 @@ def tenant_tails_top(project_id, service, start, end, limit: int, route="", keep
 
 
 def retry_summary(project_id, service, start, end, route="", tenant="") -> dict:
-    """{"runs", "successful_runs", "runs_with_retries", "extra_attempts", "attempts", "failed_attempts",
-    "wasted_input_tokens", "wasted_output_tokens", "causes": {cause: failed attempts}}."""
+    """{"runs", "known_runs", "successful_runs", "runs_with_retries", "extra_attempts", "attempts", "failed_attempts",
+    "wasted_input_tokens", "wasted_output_tokens", "causes": {cause: failed attempts}}; runs_with_retries and
+    extra_attempts are over known_runs (runs whose spans say which attempts belong together)."""
     [row] = client.query(_sql("retry_summary"), parameters=_params(project_id, service, start, end, route, tenant))
     keys, counts = row.pop("causes")
     return {**{k: int(v) for k, v in row.items()}, "causes": dict(zip(keys, map(int, counts)))}
@@ -254,3 +255,69 @@ def overview_series(project_id, service, start, end, width_ms: int, route="", te
             point[name] = {level: finite(q) if known else None for level, q in zip(("p50", "p95", "p99"), r[f"{name}_q"])}
         out.append(point)
     return out
+
+
+def stage_sums(project_id, service, start, end, route="", tenant="") -> dict:
+    """Sums for an additive decomposition of mean latency (ms): {"attempts", "runs", "<bucket>_sum" per
+    analysis.buckets.PARTS (known values; t_retry over final attempts), "prep_sum", "network_sum",
+    "new_first_token_n" / "_sum" (attempts on a new connection), "reused_first_token_n" / "_sum", "decode_stream_sum"
+    and "decode_tokens_sum" (t_stream and output_tokens - 1 over attempts with > 1 output token)}. No attempts: 0s."""
+    [row] = client.query(_sql("stage_sums"), parameters=_params(project_id, service, start, end, route, tenant))
+    return {k: (int(v) if k in ("attempts", "runs") or k.endswith("_n") else float(v or 0)) for k, v in row.items()}
+
+
+def scope_excess(project_id, service, start, end, baseline_start, baseline_end, bucket: str, baseline_mean_ms: float,
+                 edges, limit: int, min_count: int, route="", tenant="") -> list[dict]:
+    """The excess of `bucket` (a name of analysis.buckets.ALL; ValueError otherwise; means in ms) per dimension
+    (route, tenant, instance, model, segment) and value: {"dimension", "value", "incident_attempts", "incident_mean_ms"
+    (None without a known value), "baseline_attempts", "baseline_mean_ms" (None), "excess_ms", "positive_excess_ms",
+    "others"} over the attempts queued in [start, end) vs [baseline_start, baseline_end); see sql/scope_excess.sql.
+
+    Segment values are the labels of segment_labels(edges) ("unknown" without input_tokens). Per dimension the
+    `limit` values with the largest excess come first, then one row named evidence_types.OTHERS pooling the rest,
+    with "others": how many values it holds (None on every other row)."""
+    buckets.column(bucket)  # the allow-list: ValueError for an unknown name
+    labels = segment_labels(list(edges))
+    rows = client.query(_sql("scope_excess"), parameters=_params(
+        project_id, service, start, end, route, tenant, bucket=bucket, baseline_start=utc_naive(baseline_start),
+        baseline_end=utc_naive(baseline_end), baseline_mean_ms=baseline_mean_ms, edges=list(edges), limit=limit,
+        min_count=min_count))
+    out = []
+    for r in rows:
+        value = r["value_or_pool"] if r["is_top"] else OTHERS
+        if r["is_top"] and r["dimension"] == "segment":
+            value = "unknown" if value == "-1" else labels[int(value)]
+        out.append({"dimension": r["dimension"], "value": value, "incident_attempts": int(r["incident_attempts"]),
+                    "incident_mean_ms": _mean(r["incident_ms"], r["incident_known_total"]),
+                    "baseline_attempts": int(r["baseline_known_total"]),
+                    "baseline_mean_ms": _mean(r["baseline_ms"], r["baseline_known_total"]),
+                    "excess_ms": float(r["excess_total_ms"]), "positive_excess_ms": float(r["positive_excess_ms"]),
+                    "others": None if r["is_top"] else int(r["folded"])})
+    return out
+
+
+def _mean(total, count) -> float | None:
+    return float(total) / int(count) if count else None
+
+
+def incident_series(project_id, service, start, end, route="", tenant="") -> list[dict]:
+    """[{"at" (aware UTC minute), "attempts", "errors", bucket: {"p50", "p95", "count"} per analysis.buckets.ALL}]
+    per minute of queued_at in [start, end) that has attempts, oldest first. A bucket with no known value in a
+    minute has count 0 and None quantiles (not measured, never 0). Rows are read FINAL: counts are logical."""
+    rows = client.query(_sql("incident_series"), parameters=_params(project_id, service, start, end, route, tenant))
+    return [{"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
+             **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}} for r in rows]
+
+
+def project_services(project_id, start, end) -> list[str]:
+    """The services of one project with attempts queued in [start, end), by name."""
+    rows = client.query_rows(_sql("project_services"), parameters=_params(project_id, "", start, end))
+    return [service for (service,) in rows]
+
+
+def coverage_counts(project_id, service, start, end, route="", tenant="") -> list[dict]:
+    """Per span form (most attempts first): "form", "attempts", "runs" (final attempts), "successes" (attempts
+    not 'error'), and per bucket and signal of analysis.coverage the number of those with a known value. Empty
+    without attempts."""
+    rows = client.query(_sql("coverage_counts"), parameters=_params(project_id, service, start, end, route, tenant))
+    return [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in rows]

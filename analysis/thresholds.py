@@ -47,12 +47,27 @@ class Thresholds:
     noisy_in_flight_share: float = 0.5
     # Below this share of successful runs, reliability is a finding on its own.
     min_success_rate: float = 0.95
+    # Incident detection (analysis/incidents/detection.py; README "Incidents"). A minute is off for a metric when
+    # its p95 exceeds the baseline's median p95 by all of: this factor, this many robust deviations (1.4826 x MAD),
+    # and a floor of max(incident_floor_ms, incident_floor_share x the baseline TTFT p95). Healthy t_conn p95 jumps
+    # from 0 to ~30 ms in single minutes (MAD 0): the floor is above that. Measured on every preset's steady
+    # traffic (README "Incidents").
+    incident_factor: float = 1.5
+    incident_mad_k: float = 6.0
+    incident_floor_ms: float = 50.0
+    incident_floor_share: float = 0.10
+    # A minute (and a metric in it) with fewer attempts (known values) is neither off nor normal.
+    incident_min_attempts: int = 10
+    # Consecutive off minutes that open an incident, and normal minutes that close it.
+    incident_persist_minutes: int = 3
+    # A baseline needs this many minutes with traffic (incident_min_attempts each), else there is no detection.
+    incident_baseline_minutes: int = 15
 
 
 DEFAULT = Thresholds()
 # Values with a narrower range than "a number >= 0": shares of time or requests, and rank correlations.
 SHARES = {"queue_share", "gap_fraction", "prep_share", "network_share", "post_share", "noisy_in_flight_share",
-          "min_success_rate"}
+          "min_success_rate", "incident_floor_share"}
 CORRELATIONS = {"retry_queue_spearman", "churn_spearman"}
 UNKNOWN_NAME, BAD_VALUE = "analysis.E001", "analysis.E002"
 

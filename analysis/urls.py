@@ -4,4 +4,6 @@ from analysis import views
 
 urlpatterns = [
     path("diagnosis", views.diagnosis, name="diagnosis"),
+    path("incidents", views.incidents, name="api-incidents"),
+    path("incidents/<int:incident_id>", views.incident, name="api-incident"),
 ]

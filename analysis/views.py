@@ -1,4 +1,5 @@
-"""Read API: GET /api/v1/diagnosis for a session member of the project or a key with the read scope.
+"""Read API: GET /api/v1/diagnosis and /api/v1/incidents[/<id>] for a session member of the project or a key
+with the read scope.
 
 Errors are raised, not answered here: every one is a ReasonError (a key, membership, parameter or store
 failure), which latency_obs/api_errors.py turns into {"error": reason, "message": ...} with its status.
@@ -8,7 +9,10 @@ from functools import wraps
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
+from analysis import freshness
 from analysis.diagnosis_service import run_diagnosis
+from analysis.incidents import documents
+from analysis.incidents.headlines import incident_path
 from analysis.windows import parse_instant
 from projects import membership
 from projects.models import Project
@@ -36,6 +40,31 @@ def diagnosis(request, project: Project) -> JsonResponse:
     params = request.GET
     start = parse_instant(params.get("start"), "start")
     end = parse_instant(params.get("end"), "end")
+    freshness.refresh(project.pk, start, end)  # spans ingested seconds ago are counted, not a minute later
     result = run_diagnosis(project.pk, params.get("service", ""), start, end,
                            route=params.get("route", ""), tenant=params.get("tenant", ""))
     return JsonResponse(result)
+
+
+def _page_url(request, project: Project):
+    """The incident page's absolute address, on the host this request came to."""
+    return lambda incident: request.build_absolute_uri(incident_path(incident.pk, project.name))
+
+
+@require_GET
+@project_reader
+def incidents(request, project: Project) -> JsonResponse:
+    """The service's stored incidents overlapping the window, oldest first (?route= / ?tenant= narrow them)."""
+    params = request.GET
+    start = parse_instant(params.get("start"), "start")
+    end = parse_instant(params.get("end"), "end")
+    return JsonResponse(documents.window_document(project.pk, params.get("service", ""), start, end,
+                                                  _page_url(request, project), route=params.get("route", ""),
+                                                  tenant=params.get("tenant", "")))
+
+
+@require_GET
+@project_reader
+def incident(request, project: Project, incident_id: int) -> JsonResponse:
+    """One stored incident of the project (404 for another project's)."""
+    return JsonResponse(documents.one_document(project.pk, incident_id, _page_url(request, project)))

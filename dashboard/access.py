@@ -11,7 +11,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from dashboard import filters as filters_
-from analysis import lookups
+from analysis import coverage as coverage_, freshness, lookups
+from analysis.freshness import Freshness
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 from projects import membership
 from projects.errors import AccessError
@@ -43,6 +44,7 @@ class Page:
     filters: filters_.Filters
     service_q: str = ""
     service_missed: bool = False  # no service contains service_q: the busiest are listed instead
+    fresh: Freshness = Freshness()  # what freshness.refresh() found before the page's reads
 
     @property
     def route_q(self) -> str:
@@ -56,6 +58,15 @@ class Page:
             return lookups.Choices(values=[], matching=0)
         return lookups.route_choices(self.project.pk, f.service, f.start, f.end, q=self.route_q, selected=f.route,
                                      limit=settings.DASHBOARD_PICKER_LIMIT)
+
+    @cached_property
+    def coverage(self) -> dict | None:
+        """What the selected service's spans measure in the window (analysis.coverage): the strip every service page
+        shows (templates/dashboard/_coverage.html), read once per page; None without a service."""
+        f = self.filters
+        if not f.service:
+            return None
+        return coverage_.coverage(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
 
     @property
     def busiest(self) -> list[dict]:
@@ -88,11 +99,12 @@ def page(view=None, *, needs_service: bool = True):
 
 def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
+    fresh = freshness.refresh(project.pk, f.start, f.end)  # before any read: the picker's counts too
     requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
     choices, missed = _service_choices(project, f, requested, q)
     service = requested or next(iter(choices.values), {}).get("value", "")
     current = Page(request, project, list(visible_projects(request.user)), choices, replace(f, service=service),
-                   service_q=q, service_missed=missed)
+                   service_q=q, service_missed=missed, fresh=fresh)
     if needs_service and not current.busiest:
         return empty_state(current)
     return view(request, current, *args, **kwargs)

@@ -3,6 +3,7 @@ static/dashboard/dashboard.js draws them, so no chart code runs on the server be
 import html
 
 from analysis.buckets import STAGES
+from analysis.wording import fmt
 
 COLORS = {"t_queue": "#d95f02", "t_conn": "#7570b3", "t_first_token": "#1b9e77", "t_stream": "#66a61e",
           "t_post": "#e6ab02", "t_retry": "#a6761d", "p50": "#1f77b4", "p95": "#ff7f0e", "p99": "#d62728"}
@@ -11,6 +12,13 @@ COLORS = {"t_queue": "#d95f02", "t_conn": "#7570b3", "t_first_token": "#1b9e77",
 def text(value) -> str:
     """A user-supplied string as Plotly shows it: Plotly reads a few HTML tags in labels, so escape them."""
     return html.escape(str(value), quote=False)
+
+
+def readable(values: list, unit: str) -> dict:
+    """Hover keys that show each point's value as users read it (analysis.wording.fmt: "25.7 s", "41%",
+    "not measured"), not as Plotly would ("25.69264k")."""
+    return {"customdata": [fmt(v, unit) for v in values],
+            "hovertemplate": "%{fullData.name}: %{customdata}<extra>%{x}</extra>"}
 
 
 def figure(data: list, title: str = "", y_title: str = "", x_title: str = "", **layout) -> dict:
@@ -41,7 +49,7 @@ def stacked_buckets(rows: list[dict], level: str, title: str) -> dict:
     """One stacked bar per row (route, segment...): each bucket's `level` percentile, in ms."""
     labels = [text(r["label"]) for r in rows]
     data = [{"type": "bar", "name": b, "x": labels, "y": [r["buckets"][b][level] for r in rows],
-             "marker": {"color": COLORS[b]}} for b in STAGES]
+             "marker": {"color": COLORS[b]}, **readable([r["buckets"][b][level] for r in rows], "ms")} for b in STAGES]
     return figure(data, title, "ms", barmode="stack", xaxis={"type": "category"})
 
 
@@ -49,8 +57,8 @@ def percentile_lines(points: list[dict], key: str, title: str, window=None) -> d
     """p50/p95/p99 of points[i][key] over points[i]["at"]; window: (start, end) of the x axis."""
     x = [p["at"].isoformat() for p in points]
     data = [{"type": "scatter", "mode": "lines+markers", "name": f"{key} {level}", "x": x,
-             "y": [p[key][level] for p in points], "line": {"color": COLORS[level]}, "connectgaps": False}
-            for level in ("p50", "p95", "p99")]
+             "y": [p[key][level] for p in points], "line": {"color": COLORS[level]}, "connectgaps": False,
+             **readable([p[key][level] for p in points], "ms")} for level in ("p50", "p95", "p99")]
     return figure(data, title, "ms", **({"xaxis": time_axis(*window)} if window else {}))
 
 
@@ -222,19 +230,30 @@ RUN_COLORS = {"attempt": "#4c78a8", "failed attempt": "#d62728", "retry back-off
 SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
 
 
+ROW_HEIGHT = 0.7  # a waterfall bar's height in rows, set on every bar
+
+
 def waterfall(rows: list[dict], title: str) -> dict:
-    """Horizontal bars, one line per row (top to bottom); each row's segments {"group", "base", "ms", "hover"}
-    are drawn from `base` ms for `ms` ms, one legend entry (colour) per group."""
+    """Horizontal bars, one line per row (top to bottom); each row's segments {"group", "base", "ms", "hover",
+    optional "text" (drawn inside the bar)} are drawn from `base` ms for `ms` ms, one legend entry (colour) per
+    group.
+
+    TRICKY: on a numeric axis Plotly makes a bar 0.8 x the smallest gap between its own trace's positions, so a
+    group on rows 2 and 8 would draw bars ~5 rows tall over their neighbours: every bar gets width ROW_HEIGHT."""
     groups: dict[str, dict] = {}
     for i, row in enumerate(rows):
         for seg in row["segments"]:
-            g = groups.setdefault(seg["group"], {"y": [], "x": [], "base": [], "hovertext": []})
+            g = groups.setdefault(seg["group"], {"y": [], "x": [], "base": [], "width": [], "hovertext": [],
+                                                 "text": []})
             g["y"].append(i)
             g["x"].append(seg["ms"])
             g["base"].append(seg["base"])
+            g["width"].append(ROW_HEIGHT)
             g["hovertext"].append(text(seg["hover"]))
+            g["text"].append(text(seg.get("text", "")))
     spare = iter(SPARE_COLORS * (1 + len(groups) // len(SPARE_COLORS)))
     data = [{"type": "bar", "orientation": "h", "name": text(name), **g, "hovertemplate": "%{hovertext}<extra></extra>",
+             "textposition": "auto", "insidetextanchor": "start",
              "marker": {"color": COLORS.get(name) or RUN_COLORS.get(name) or next(spare)}}
             for name, g in groups.items()]
     labels = [text(("\u00a0\u00a0" * (r["depth"] - 1) + "└ " if r["depth"] else "") + r["label"]) for r in rows]

@@ -10,25 +10,38 @@ import textwrap
 from functools import cache
 from itertools import combinations
 
-from analysis.diagnosis import FLOWCHART, NODES
+from analysis.diagnosis import FLOWCHART, INSUFFICIENT, NODES, comparison
 from analysis.thresholds import DEFAULT
+from analysis.wording import fmt
 
-NODE_W, NODE_H = 210, 80  # room for 4 wrapped question lines and the value line
-VERDICT_W, VERDICT_H = 150, 36
+# Drawn at its natural size (never scaled down, the page scrolls it instead), so these pixels are the text's:
+# 13 px questions and 12 px values (dashboard.css) stay legible at any window width.
+NODE_W, NODE_H = 240, 112  # room for 4 wrapped question lines, the threshold line and the value line
+LINE = 16  # baseline to baseline of the question lines
+VERDICT_W, VERDICT_H = 160, 38
 BOX_GAP, DUMMY_GAP = 36, 22  # horizontal space between boxes; between a long edge and its neighbours
 ROW_GAP = 64  # vertical space between layers: two stubs plus a slanted run
 STUB = 20  # vertical run at both ends of an edge: room for its label, and a straight arrowhead
 DUMMY_WEIGHT = 8  # how much more a long edge's dummy resists moving than a box
 MARGIN = 20
-WRAP = 30
+WRAP = 31  # characters per question line: about 7 px each at 13 px
+UNMEASURED = "not measured"  # the label of the edge to insufficient_data
 
 
-def fmt(value) -> str:
-    """Up to 3 decimals, trailing zeros dropped: 0.4123 -> "0.412", 1520.0 -> "1520"; None -> "unknown"."""
-    if value is None:
-        return "unknown"
-    text = f"{float(value):.3f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
+def step_text(step: dict) -> str:
+    """A path step's sentence ("t_queue p95 25.7 s is above 1 s → yes"); diagnoses stored before steps had a
+    "text" get it built the same way."""
+    node = NODES.get(step["node"])
+    if step.get("text") or node is None:
+        return step.get("text", "")
+    return f"{comparison(step, node.unit)} → {step['answer']}"
+
+
+def box_value(step: dict, unit: str) -> str:
+    """The value line of a box: "25.7 s", "not measured", or the bound that answered: "≤ 300 ms (total p95)"."""
+    if step["value"] is None and step.get("bound") is not None:
+        return f"≤ {fmt(step['bound'], unit)} ({step['bound_name']})"
+    return fmt(step["value"], unit)
 
 
 def _mean(x: dict, items: list) -> float:
@@ -36,10 +49,13 @@ def _mean(x: dict, items: list) -> float:
 
 
 def _edges() -> list[tuple[str, str, str]]:
-    """(from, to, label) per branch; a node whose two answers lead to the same place gets one "yes/no" edge."""
+    """(from, to, label) per branch; a node whose two answers lead to the same place gets one "yes/no" edge. The
+    node whose "no" is healthy also leads to insufficient_data: where the walk ends when the data cannot show
+    that latency is fine (analysis.diagnosis.healthy_supported)."""
     edges = []
     for node in FLOWCHART:
         pairs = [(node.yes, "yes/no")] if node.yes == node.no else [(node.yes, "yes"), (node.no, "no")]
+        pairs += [(INSUFFICIENT, UNMEASURED)] if node.no == "healthy" else []
         edges += [(node.name, to, label) for to, label in pairs]
     return edges
 
@@ -165,11 +181,13 @@ def layout(path: list[dict], verdict: str | None) -> dict:
     for src, dst, label, points in routes:
         answer = steps.get(src, {}).get("answer")  # yes takes the yes edge; no and unknown take the no edge
         on_path = answer is not None and (label == "yes/no" or (answer == "yes") == (label == "yes"))
+        if dst in (INSUFFICIENT, "healthy"):  # the same answers lead to both: the verdict says which was taken
+            on_path = answer is not None and dst == verdict
         # The label sits beside the start stub, on the outer side: left of the left edge, right of the right one.
         (sx, sy), side = points[0], -1 if points[0][0] < x[src] else 1
         edges.append({"from": src, "to": dst, "label": label, "on_path": on_path,
                       "points": " ".join(f"{round(px)},{round(py)}" for px, py in points),
-                      "label_x": round(sx + side * (7 + 3.5 * len(label))), "label_y": round(sy + STUB / 2)})
+                      "label_x": round(sx + side * (7 + 3.7 * len(label))), "label_y": round(sy + STUB / 2)})
     boxes = []
     for v in sorted((v for v in width if width[v]), key=lambda v: (top[v], x[v])):
         on_path = v in steps or v == verdict
@@ -178,13 +196,14 @@ def layout(path: list[dict], verdict: str | None) -> dict:
         box["cx"] = box["x"] + width[v] / 2
         if v in NODES:
             step = steps.get(v)
-            box.update(kind="node", h=NODE_H, lines=textwrap.wrap(NODES[v].question, WRAP),
-                       threshold="≥ " + fmt(step["threshold"] if step else getattr(DEFAULT, NODES[v].threshold)))
+            unit = NODES[v].unit
+            box.update(kind="node", h=NODE_H, lines=textwrap.wrap(NODES[v].question, WRAP), threshold="yes when ≥ "
+                       + fmt(step["threshold"] if step else getattr(DEFAULT, NODES[v].threshold), unit))
             if step:
-                box.update(value=fmt(step["value"]), answer=step["answer"])
-            # SVG text does not wrap: each question line and the value line get their own baseline
-            box["text"] = [(top[v] + 15 + 13 * i, line) for i, line in enumerate(box["lines"])]
-            box["value_y"] = top[v] + NODE_H - 8
+                box.update(value=box_value(step, unit), answer=step["answer"])
+            # SVG text does not wrap: each question line, the threshold and the value get their own baseline
+            box["text"] = [(top[v] + 18 + LINE * i, line) for i, line in enumerate(box["lines"])]
+            box["threshold_y"], box["value_y"] = top[v] + NODE_H - 28, top[v] + NODE_H - 10
         else:
             box.update(kind="verdict", h=VERDICT_H, lines=[v], text=[(top[v] + VERDICT_H / 2, v)])
         boxes.append(box)

@@ -1,11 +1,13 @@
 from django.urls import path
 
-from dashboard.views import budgets, connections, diagnosis, keys, overview, prompts, reviews, runs
+from dashboard.views import budgets, connections, diagnosis, incidents, keys, overview, prompts, reviews, runs
 from dashboard.views import scheduler, tenants, webhooks
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("diagnosis/", diagnosis.diagnosis, name="diagnosis-page"),
+    path("incidents/", incidents.incidents, name="incidents"),
+    path("incidents/<int:incident_id>/", incidents.incident, name="incident"),
     path("scheduler/", scheduler.scheduler, name="scheduler"),
     path("connections/", connections.connections, name="connections"),
     path("tenants/", tenants.tenants, name="tenants"),

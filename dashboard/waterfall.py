@@ -1,9 +1,12 @@
 """The run waterfall: one run's attempts and spans (analysis.runs) laid out on one time axis, in ms since t0.
 
-Feeds charts.waterfall and the run page's tables; reads nothing.
+Feeds charts.waterfall and the run page's tables; reads nothing. One row per thing drawn: a back-off gap, an
+attempt (a failed one marked with its cause), its bucket split, each of its spans; no two share a row, so a bar
+never hides another and each row is drawn one bar tall (charts.waterfall sets the bar width).
 """
 from analysis.buckets import STAGES
 from analysis.stats import finite
+from analysis.wording import duration
 
 # Each lifecycle bucket and the instant it starts at (t_first_token starts after t_conn, see docs/span-convention.md).
 LIFECYCLE = tuple(zip(STAGES, ("queued_ns", "admitted_ns", "admitted_ns", "first_token_ns", "last_token_ns")))
@@ -38,10 +41,11 @@ def layout(run_attempts: list[dict], run_spans: list[dict]) -> dict:
     """The run laid out for the waterfall and the tables, times in ms since t0 (the first span's start).
 
     {"t0": ns, "attempts": [attempt + "label", "offset_ms", "duration_ms", "backoff_ms"],
-     "rows": [{"label", "depth", "segments": [{"group", "base", "ms", "hover"}]}],
+     "rows": [{"label", "depth", "segments": [{"group", "base", "ms", "hover", "text"?}]}],
      "spans": [span + "owner", "attempt_no", "depth", "offset_ms", "events", "attributes"]}.
-    Order: spans outside any attempt (the run's root and its stages), then per attempt: its span, its bucket
-    split (waterfall only) and its descendant spans by start. Back-off: from the end of the previous attempt.
+    Order: spans outside any attempt (the run's root and its stages), then per attempt: the back-off before it
+    (from the end of the previous attempt), its span, its bucket split (waterfall only) and its descendant spans
+    by start.
     """
     t0 = min([a["start_ns"] for a in run_attempts] + [s["start_ns"] for s in run_spans])
     entries = _place(run_spans, {a["span_id"]: a["attempt"] for a in run_attempts}, t0)
@@ -57,8 +61,9 @@ def layout(run_attempts: list[dict], run_spans: list[dict]) -> dict:
                    "backoff_base_ms": _ms(prev_end - t0) if backoff else None}
         out.append(attempt)
         prev_end = end if prev_end is None else max(prev_end, end)
-        rows.append(_attempt_row(attempt))
-        split = [{"group": b["name"], "base": b["base"], "ms": b["ms"], "hover": f"{b['name']}: {b['ms']:g} ms"}
+        rows += _attempt_rows(attempt)
+        split = [{"group": b["name"], "base": b["base"], "ms": b["ms"],
+                  "hover": f"{attempt['label']}: {b['name']} {duration(b['ms'])} at +{duration(b['base'])}"}
                  for b in lifecycle(a, t0)]
         if split:
             rows.append({"label": "buckets", "depth": 1, "segments": split})
@@ -90,15 +95,20 @@ def _place(run_spans: list[dict], attempt_nos: dict, t0: int) -> list[dict]:
     return sorted(out, key=lambda e: (e["start_ns"], e["depth"]))  # a parent before a child starting with it
 
 
-def _attempt_row(a: dict) -> dict:
-    segments = []
+def _attempt_rows(a: dict) -> list[dict]:
+    """The back-off row before the attempt (when it waited), then the attempt's own row; a failed attempt's bar
+    carries its cause as text, so it reads as failed without hovering."""
+    rows = []
     if a["backoff_ms"]:
-        segments.append({"group": "retry back-off", "base": a["backoff_base_ms"], "ms": a["backoff_ms"],
-                         "hover": f"retry back-off before {a['label']}: {a['backoff_ms']:g} ms"})
-    segments.append({"group": "failed attempt" if a["status"] == "error" else "attempt", "base": a["offset_ms"],
-                     "ms": a["duration_ms"], "hover": f"{a['label']} on {a['instance'] or a['service']}: "
-                                                      f"{a['duration_ms']:g} ms at +{a['offset_ms']:g} ms"})
-    return {"label": a["label"], "depth": 0, "segments": segments}
+        rows.append({"label": f"back-off before attempt {a['attempt']}", "depth": 0, "segments": [{
+            "group": "retry back-off", "base": a["backoff_base_ms"], "ms": a["backoff_ms"],
+            "hover": f"retry back-off before {a['label']}: {duration(a['backoff_ms'])}"}]})
+    bar = {"group": "attempt", "base": a["offset_ms"], "ms": a["duration_ms"],
+           "hover": f"{a['label']} on {a['instance'] or a['service']}: {duration(a['duration_ms'])} "
+                    f"at +{duration(a['offset_ms'])}"}
+    if a["status"] == "error":
+        bar.update(group="failed attempt", text=f"failed: {a['retry_cause'] or 'error'}")
+    return rows + [{"label": a["label"], "depth": 0, "segments": [bar]}]
 
 
 def _span_row(e: dict) -> dict:
@@ -106,4 +116,4 @@ def _span_row(e: dict) -> dict:
     group = f"stage {e['stage']}" if e["stage"] else ("failed span" if e["status"] == "error" else "other span")
     return {"label": e["name"], "depth": e["depth"], "segments": [{
         "group": group, "base": e["offset_ms"], "ms": e["duration_ms"],
-        "hover": f"{e['name']} ({kind}): {e['duration_ms']:g} ms at +{e['offset_ms']:g} ms"}]}
+        "hover": f"{e['name']} ({kind}): {duration(e['duration_ms'])} at +{duration(e['offset_ms'])}"}]}

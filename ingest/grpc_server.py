@@ -3,7 +3,10 @@
 The method is registered without a request deserializer, so the handler gets the raw bytes and
 runs them through the same pipeline as HTTP (strict-then-lenient parsing, span-by-span checks).
 """
+import errno
 import logging
+import os
+import socket
 from concurrent import futures
 from typing import NamedTuple
 
@@ -76,16 +79,34 @@ def export_handler(raw: bytes, context) -> bytes:
 
 
 def build_server(host: str, port: int, workers: int = 8) -> tuple[grpc.Server, int]:
-    """A gRPC server with TraceService registered; returns (server, bound port). Not started."""
+    """A gRPC server with TraceService registered; returns (server, bound port). Not started.
+
+    Raises OSError (errno EADDRINUSE when another process listens there) when the port cannot be bound."""
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="otlp-grpc"),
-        options=[("grpc.max_receive_message_length", settings.INGEST_MAX_BODY_BYTES)],
+        # TRICKY: gRPC sets SO_REUSEPORT by default, so a second process bound the same port and the kernel split
+        # exports between the two (the other's keys failed as unknown_key): refuse to share it.
+        options=[("grpc.max_receive_message_length", settings.INGEST_MAX_BODY_BYTES), ("grpc.so_reuseport", 0)],
     )
     handler = grpc.method_handlers_generic_handler(
         SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(export_handler)}
     )
     server.add_generic_rpc_handlers((handler,))
-    bound = server.add_insecure_port(f"{host}:{port}")
+    if port:
+        _probe(host, port)  # gRPC would only log a multi-line error and say "failed": learn why first
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:  # grpcio >= 1.6x raises "Failed to bind" where older versions returned 0
+        bound = 0
     if not bound:
-        raise OSError(f"cannot listen on {host}:{port} for OTLP/gRPC")
+        raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
     return server, bound
+
+
+def _probe(host: str, port: int) -> None:
+    """Bind a plain socket where the server will listen (SO_REUSEADDR as gRPC sets it, so connections of an earlier
+    run in TIME_WAIT do not count); raises the OSError (in use, no such address) that gRPC would not tell."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)

@@ -10,10 +10,17 @@ constant of this module, and the only values (limits, file path) travel as query
 """
 from functools import lru_cache
 
-_ANY = (
-    "Tuple(string_value String, bool_value Bool, int_value Int64, double_value Float64, bytes_value String, "
+_ONEOF = (
     "value Enum8('none' = 0, 'string_value' = 1, 'bool_value' = 2, 'int_value' = 3, 'double_value' = 4, "
-    "'array_value' = 5, 'kvlist_value' = 6, 'bytes_value' = 7, 'string_value_strindex' = 8))"
+    "'array_value' = 5, 'kvlist_value' = 6, 'bytes_value' = 7, 'string_value_strindex' = 8)"
+)
+_SCALARS = "string_value String, bool_value Bool, int_value Int64, double_value Float64, bytes_value String"
+# One nesting level of arrays and kvlists is read (`["stop"]`, `{"k": 1}`); the AnyValues inside them are
+# read without their own array_value/kvlist_value, so a deeper level renders as null.
+_INNER = f"Tuple({_SCALARS}, {_ONEOF})"
+_ANY = (
+    f"Tuple({_SCALARS}, array_value Tuple(values Array({_INNER})), "
+    f"kvlist_value Tuple(values Array(Tuple(key String, value {_INNER}))), {_ONEOF})"
 )
 _KV = f"Array(Tuple(key String, value {_ANY}))"
 # The parts of a SpoolRecord ClickHouse reads; fields not named here are skipped.
@@ -30,6 +37,8 @@ CHUNK_EVENT = "gen_ai.content.completion.chunk"  # OpenLLMetry
 FIRST_TOKEN_EVENT = "First Token Stream Event"  # OpenInference
 # Attributes that make a non-stage span an attempt even without lifecycle timing (on the span itself).
 ATTEMPT_KEYS = ("llm.run.id", "llm.attempt", "llm.scheduler.cap", "gen_ai.request.model")
+# gen_ai.operation.name values of a model call (an OTel GenAI client span without time_to_first_chunk)
+GENAI_OPERATIONS = ("chat", "text_completion", "generate_content")
 
 
 def _q(text: str) -> str:
@@ -37,14 +46,35 @@ def _q(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _render(v: str) -> str:
-    """AnyValue -> String, as exporters' scalar values read (arrays and kvlists: empty)."""
+def _scalar(v: str, otherwise: str = "''") -> str:
+    """A scalar AnyValue -> String, as exporters' values read; `otherwise` for arrays, kvlists and none."""
     return (
         f"multiIf({v}.value = 'string_value', {v}.string_value, {v}.value = 'int_value', toString({v}.int_value), "
         f"{v}.value = 'double_value', toString({v}.double_value), "
         f"{v}.value = 'bool_value', if({v}.bool_value, 'true', 'false'), "
-        f"{v}.value = 'bytes_value', lower(hex({v}.bytes_value)), '')"
+        f"{v}.value = 'bytes_value', lower(hex({v}.bytes_value)), {otherwise})"
     )
+
+
+def _json(v: str) -> str:
+    """An AnyValue inside an array or kvlist as JSON: strings and bytes (hex) quoted, NaN/Inf and deeper levels null."""
+    return (
+        f"multiIf({v}.value = 'string_value', toJSONString(toValidUTF8({v}.string_value)), "
+        f"{v}.value = 'int_value', toString({v}.int_value), {v}.value = 'double_value', toJSONString({v}.double_value), "
+        f"{v}.value = 'bool_value', if({v}.bool_value, 'true', 'false'), "
+        f"{v}.value = 'bytes_value', concat('\"', lower(hex({v}.bytes_value)), '\"'), 'null')"
+    )
+
+
+def _render(v: str) -> str:
+    """AnyValue -> String: scalars as exporters' values read, an array as its JSON text (`["stop"]`), a
+    kvlist as a JSON object (`{"k":"v"}`)."""
+    array = f"concat('[', arrayStringConcat(arrayMap(x -> {_json('x')}, {v}.array_value.values), ','), ']')"
+    kvlist = (
+        f"concat('{{', arrayStringConcat(arrayMap(x -> concat(toJSONString(toValidUTF8(x.key)), ':', {_json('x.value')}), "
+        f"{v}.kvlist_value.values), ','), '}}')"
+    )
+    return _scalar(v, f"multiIf({v}.value = 'array_value', {array}, {v}.value = 'kvlist_value', {kvlist}, '')")
 
 
 def _number(v: str) -> str:
@@ -72,7 +102,10 @@ def _has(key: str) -> str:
 
 
 def text(key: str, limit: int = 512, resource_fallback: bool = True) -> str:
-    return f"leftUTF8(toValidUTF8({_render(_attr(key, resource_fallback))}), {limit})"
+    """A scalar attribute as text for a column (tenant, route, model...); arrays and kvlists read as ''.
+
+    Only the attribute maps render arrays and kvlists: doing it here too cost ~10% more INSERT CPU."""
+    return f"leftUTF8(toValidUTF8({_scalar(_attr(key, resource_fallback))}), {limit})"
 
 
 def number(key: str, resource_fallback: bool = True) -> str:
@@ -129,33 +162,56 @@ def _spans_subquery(source: str) -> str:
 
 
 def _form() -> str:
+    """The form a span came in (README "5. Other accepted forms"); '' for none of them.
+
+    Third-party client spans are recognised with or without their streaming signals, so a non-streaming
+    call of OpenInference or OpenLLMetry is an attempt of that form too. The OTel GenAI check comes last:
+    OpenLLMetry also sets gen_ai.operation.name and gen_ai.provider.name.
+    """
     native = f"hasAny(names, [{', '.join(_q(e) for e in NATIVE_EVENTS)}])"
     vllm = " OR ".join(_has(f"gen_ai.latency.{k}") for k in ("time_to_first_token", "e2e", "time_in_queue"))
+    openllmetry = f"has(names, {_q(CHUNK_EVENT)}) OR {_has('gen_ai.is_streaming')} OR {_has('llm.is_streaming')}"
+    # string attributes by their conventions: compared raw, which keeps this per-span test cheap
+    openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)}) OR sa['openinference.span.kind'].string_value = 'LLM'"
+    genai_call = (
+        f"sa['gen_ai.operation.name'].string_value IN ({', '.join(_q(o) for o in GENAI_OPERATIONS)}) "
+        f"AND ({_has('gen_ai.provider.name')} OR {_has('gen_ai.system')})"
+    )
     return (
         f"multiIf({native}, 'native', {vllm}, 'vllm', {_has('gen_ai.response.time_to_first_chunk')}, 'genai', "
-        f"has(names, {_q(CHUNK_EVENT)}), 'openllmetry', has(names, {_q(FIRST_TOKEN_EVENT)}), 'openinference', '')"
+        f"{openllmetry}, 'openllmetry', {openinference}, 'openinference', {genai_call}, 'genai', '')"
     )
 
 
 def _instants() -> dict[str, str]:
-    """The five instants in ns (Nullable Int64), per form, as docs/span-convention.md defines them."""
+    """The five instants in ns (Nullable Int64), per form, as docs/span-convention.md defines them.
+
+    Client-side forms (genai, openllmetry, openinference, and attempts in no form) cannot see a queue:
+    their admitted_at is NULL, so t_queue (and t_first_token, which starts at admission) is not measured.
+    A streaming span of OpenInference or of the OTel GenAI form ends when the client has read the last
+    chunk, so its end is the last token; a non-streaming call has neither token instant.
+    """
     chunk_times = f"arrayMap(e -> toInt64(e.time_unix_nano), arrayFilter(e -> e.name = {_q(CHUNK_EVENT)}, s.events))"
+    streamed_openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)})"
     return {
         "queued_ns": f"multiIf(form = 'native', coalesce({_event('queued')}, start_ns), role = 'attempt', start_ns, NULL)",
         "admitted_ns": (
-            f"multiIf(form = 'native', coalesce({_event('admitted')}, queued_ns), "
-            f"form = 'vllm', {_after_start('gen_ai.latency.time_in_queue')}, role = 'attempt', start_ns, NULL)"
+            # no `admitted` event: unknown (t_queue not measured), never queued_ns (a queue of 0)
+            f"multiIf(form = 'native', {_event('admitted')}, "
+            f"form = 'vllm', {_after_start('gen_ai.latency.time_in_queue')}, NULL)"
         ),
         "first_token_ns": (
             f"multiIf(form = 'native', {_event('first_token')}, "
             f"form = 'vllm', {_after_start('gen_ai.latency.time_to_first_token')}, "
             f"form = 'genai', {_after_start('gen_ai.response.time_to_first_chunk')}, "
-            f"form = 'openllmetry', arrayMin({chunk_times}), "
+            f"form = 'openllmetry', nullIf(arrayMin({chunk_times}), 0), "
             f"form = 'openinference', {_event(FIRST_TOKEN_EVENT)}, NULL)"
         ),
         "last_token_ns": (
             f"multiIf(form = 'native', {_event('last_token')}, form = 'vllm', {_after_start('gen_ai.latency.e2e')}, "
-            f"form = 'genai', end_ns, form = 'openllmetry', arrayMax({chunk_times}), NULL)"
+            f"form = 'genai' AND {_has('gen_ai.response.time_to_first_chunk')}, end_ns, "
+            f"form = 'openllmetry', nullIf(arrayMax({chunk_times}), 0), "
+            f"form = 'openinference' AND {streamed_openinference}, end_ns, NULL)"
         ),
         "released_ns": f"multiIf(form = 'native', coalesce({_event('released')}, end_ns), role = 'attempt', end_ns, NULL)",
     }

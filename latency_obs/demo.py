@@ -35,13 +35,20 @@ def ensure_demo_login() -> tuple[str, str, str]:
     return DEMO_USER, password_file.read_text(), key_file.read_text()
 
 
-def banner(url: str) -> str:
+def banner(url: str, grpc_url: str) -> str:
+    """The login, the key and a complete exporter set-up per protocol, to paste before a command run under
+    `opentelemetry-instrument` (or any SDK reading OTEL_* variables). The protocol is spelled out: SDKs default
+    to gRPC, which fails every export against the HTTP port. url: "http://host:port/"; grpc_url: "http://host:port"."""
     user, password, key = ensure_demo_login()
+    auth = f"OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20{key}"
     return (
         f"\n  Open {url}  and log in as {user} / {password}\n"
         f"  Demo project '{DEMO_PROJECT}' ingest+read key: {key}\n"
-        f"  Send traces: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={url}v1/traces "
-        f"OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20{key}\n"
+        f"  Send traces over OTLP/HTTP:\n"
+        f"    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf "
+        f"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={url}v1/traces {auth}\n"
+        f"  or over OTLP/gRPC:\n"
+        f"    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc OTEL_EXPORTER_OTLP_TRACES_ENDPOINT={grpc_url} {auth}\n"
     )
 
 

@@ -1,11 +1,11 @@
-"""The minute pipeline: materialize -> diagnose -> budgets -> alert rules, in that order, for one `now`.
+"""The minute pipeline: materialize -> diagnose -> incidents -> budgets -> alert rules, in order, for one `now`.
 
 Each step reads what the steps before it stored for the same minute: the diagnoses read the request buckets
 just materialized, and the alert rules read the diagnoses and budget violations of the same recent window
 (analysis.windows.recent_window(now)). Each step is also a task of its own app, for manual runs.
 
 The order is fixed, and each step has a time budget (PIPELINE_STEP_BUDGET_SECONDS, together under the minute),
-so no step waits behind another's backlog and one worker thread (the embedded mode's) runs all four every
+so no step waits behind another's backlog and one worker thread (the embedded mode's) runs all five every
 minute. A step works in small units (a project's dirty hour, a service with new spans, a budget, a rule),
 serves projects in turns and starts no unit that would not fit its budget (analysis/fairness.py); what it
 leaves is queued in the DB (analysis/backlog.py) or ordered by age, and the next minute does it first. So one
@@ -25,6 +25,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from alerts.rules import evaluate_all
 from analysis.fairness import step_deadline
+from analysis.incidents.jobs import detect_recent
 from analysis.jobs import diagnose_recent, materialize_since_watermark
 from budgets.evaluation import evaluate_recent
 
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 STEPS = (
     ("materialize", materialize_since_watermark),
     ("diagnose", diagnose_recent),
+    ("incidents", detect_recent),
     ("budgets", evaluate_recent),
     ("alert_rules", evaluate_all),
 )

@@ -143,18 +143,26 @@ ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
 ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
 # prompt-length segments: cuts in input tokens (default <1k, 1-4k, 4-16k, >16k)
 ANALYSIS_SEGMENT_EDGES = env_int_list("ANALYSIS_SEGMENT_EDGES", (1000, 4000, 16000))
+# Incidents: a minute's baseline is the same hour of the previous day, else up to this many preceding hours.
+ANALYSIS_BASELINE_HOURS = env_int("ANALYSIS_BASELINE_HOURS", 3, minimum=1, maximum=24)
+# Freshness (analysis/freshness.py): before a page or the diagnosis API reads a window, the hours of its last
+# ANALYSIS_FRESH_HOURS hours holding spans newer than their buckets are materialized, within this budget.
+ANALYSIS_FRESH_HOURS = env_int("ANALYSIS_FRESH_HOURS", 2, minimum=0, maximum=48)
+ANALYSIS_FRESH_BUDGET_SECONDS = env_float("ANALYSIS_FRESH_BUDGET_SECONDS", 5, minimum=0.1, maximum=60)
 # Time budgets (s) of the minute pipeline's steps (latency_obs/pipeline.py): a step starts no unit (a dirty
 # hour, a service, a budget, a rule) that would not fit, and the next minute begins with what it left. Their
 # sum stays under the run's 55 s expiry, so one worker thread runs every step every minute.
 PIPELINE_STEP_BUDGET_SECONDS = {
     "materialize": env_float("PIPELINE_MATERIALIZE_SECONDS", 8, minimum=0.1, maximum=50),
     "diagnose": env_float("PIPELINE_DIAGNOSE_SECONDS", 24, minimum=0.1, maximum=50),
+    "incidents": env_float("PIPELINE_INCIDENTS_SECONDS", 6, minimum=0.1, maximum=50),
     "budgets": env_float("PIPELINE_BUDGETS_SECONDS", 4, minimum=0.1, maximum=50),
     "alert_rules": env_float("PIPELINE_ALERT_RULES_SECONDS", 8, minimum=0.1, maximum=50),
 }
 if sum(PIPELINE_STEP_BUDGET_SECONDS.values()) > 50:
-    raise ImproperlyConfigured("PIPELINE_MATERIALIZE_SECONDS + PIPELINE_DIAGNOSE_SECONDS + PIPELINE_BUDGETS_SECONDS"
-                               " + PIPELINE_ALERT_RULES_SECONDS must be <= 50 (the minute pipeline runs every 60 s)")
+    raise ImproperlyConfigured("PIPELINE_MATERIALIZE_SECONDS + PIPELINE_DIAGNOSE_SECONDS + PIPELINE_INCIDENTS_SECONDS"
+                               " + PIPELINE_BUDGETS_SECONDS + PIPELINE_ALERT_RULES_SECONDS must be <= 50"
+                               " (the minute pipeline runs every 60 s)")
 # Each rollup run (every 5 minutes) diagnoses the last full hour's services for at most this long.
 ROLLUP_BUDGET_SECONDS = env_float("ROLLUP_BUDGET_SECONDS", 15, minimum=1, maximum=240)
 # Lists that grow with cardinality stop at a fixed size: the evidence keeps the N busiest tenants, instances and

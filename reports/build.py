@@ -3,13 +3,14 @@
 Not covered yet: a per-route breakdown, and stage-level (prep/network/post) shifts.
 """
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from analysis import evidence, queries
 from analysis.buckets import PARTS
 from analysis.diagnosis_service import cost_per_success
 from analysis.evidence_types import LEVELS, Buckets
-from analysis.models import WindowDiagnosis
+from analysis.incidents import headlines
+from analysis.models import Incident, WindowDiagnosis
 from budgets.models import BudgetViolation
 from reports import weeks
 
@@ -97,9 +98,25 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
     }
 
 
+def incidents(project, start: datetime, end: datetime, now: datetime | None = None) -> dict:
+    """The week's incidents (onset in [start, end)), every service: {"count", "open" (still open), "minutes" (their
+    total duration, an open one's up to min(now, end)), "by_verdict" {verdict: count}, most first, "longest":
+    {"id", "service", "route", "verdict", "start", "end" (None while open), "minutes", "url"} or None}."""
+    cutoff = min(now or datetime.now(timezone.utc), end)
+    rows = list(Incident.objects.filter(project=project, start__gte=start, start__lt=end).order_by("start", "id"))
+    lengths = {i.pk: max(headlines.minutes(i, cutoff), 0.0) for i in rows}
+    longest = max(rows, key=lambda i: lengths[i.pk], default=None)
+    return {"count": len(rows), "open": sum(i.end is None for i in rows), "minutes": round(sum(lengths.values()), 1),
+            "by_verdict": dict(Counter(i.verdict for i in rows).most_common()),
+            "longest": None if longest is None else {
+                "id": longest.pk, "service": longest.service, "route": longest.route, "verdict": longest.verdict,
+                "start": longest.start.isoformat(), "end": longest.end.isoformat() if longest.end else None,
+                "minutes": round(lengths[longest.pk], 1), "url": headlines.incident_url(longest, project.name)}}
+
+
 def build(project, week: str, tz_name: str = "UTC") -> dict:
     start, end = weeks.bounds(week, tz_name)
     services = sorted({s for p, s in queries.active_services(start, end) if p == project.pk})
     return {"project": project.name, "week": week, "previous_week": weeks.previous(week), "timezone": tz_name,
-            "start": start.isoformat(), "end": end.isoformat(),
+            "start": start.isoformat(), "end": end.isoformat(), "incidents": incidents(project, start, end),
             "services": [service_review(project, s, start, end) for s in services]}

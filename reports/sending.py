@@ -5,6 +5,7 @@ from django.urls import reverse
 from django.utils.timezone import now as now_
 
 from alerts.delivery import enqueue
+from analysis.wording import fmt
 from reports import build, weeks
 from reports.models import ReviewSchedule, WeeklyReview
 
@@ -20,7 +21,7 @@ def summary(review: WeeklyReview) -> dict:
     for s in review.data["services"]:
         p95 = s["percentiles"]["ttft"]["p95"]
         change = f" ({p95['change']:+.0%})" if p95["change"] is not None else ""
-        numbers[f"{s['service']} TTFT p95"] = f"{p95['this']:.0f} ms{change}" if p95["this"] is not None else "–"
+        numbers[f"{s['service']} TTFT p95"] = fmt(p95["this"], "ms") + (change if p95["this"] is not None else "")
     return {"title": f"Weekly latency review {review.week} ({review.project.name})", "verdict": "weekly_review",
             "numbers": numbers, "url": review_url(review),
             "context": f"{len(review.data['services'])} service(s) with traffic, vs {review.data['previous_week']}"}

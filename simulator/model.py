@@ -6,7 +6,9 @@ start) -> preprocessing (tokenize, prompt_build, policy) on a small CPU pool -> 
 engine (prefill slowed by long contexts in flight, decode slowed by batch load) -> post.
 
 `simulate()` yields finished runs in order of completion; times are ms from the start.
-Deterministic for a given seed.
+Deterministic for a given seed. Incidents (simulator.incidents) switch a cause's overlay on for part of the
+run: every knob is read through `_s(run, instance)`, which is the scenario itself when no incident is on, so
+a run without incidents draws exactly the random numbers it always did.
 """
 import heapq
 import itertools
@@ -15,6 +17,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
+from simulator.incidents import Active
 from simulator.scenarios import Scenario
 
 LONG_PROMPT = 8000  # tokens: a context long enough to press on the KV cache
@@ -63,6 +66,7 @@ class Run:
     attempts: list = field(default_factory=list)
     stages: list = field(default_factory=list)  # retrieval / tool, under the run's root span
     end: float = 0.0
+    pin: int | None = None  # an instance every attempt goes to (an instance-scoped surge)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +79,7 @@ class Instance:
         self.queue: deque = deque()
         self.in_flight: set = set()
         self.stalled = False
+        self.incident_stalls = 0  # stalls of incidents in progress (they may overlap the scenario's own)
         self.cpu_free = cpu_workers
         self.cpu_queue: deque = deque()
 
@@ -83,8 +88,12 @@ class Instance:
 
 
 class Simulation:
-    def __init__(self, scenario: Scenario, duration_s: float, seed: int, service: str, start_ms: float = 0.0):
+    def __init__(self, scenario: Scenario, duration_s: float, seed: int, service: str, start_ms: float = 0.0,
+                 incidents=()):
         self.s, self.duration_ms, self.service = scenario, duration_s * 1000.0, service
+        self.incidents = [Active(spec, start_ms + spec.start_s * 1000.0, start_ms + spec.end_s * 1000.0)
+                          for spec in incidents]
+        self._overlaid: dict = {}
         self.rng = random.Random(f"{seed}:{service}:{scenario.name}")
         self.start_ms = start_ms
         self.now = start_ms
@@ -106,6 +115,8 @@ class Simulation:
         for inst in self.instances:
             if self.s.stall_every_s > 0:
                 self.at(self.start_ms + self._exp(self.s.stall_every_s * 1000), self._stall, inst)
+        for incident in self.incidents:
+            self._schedule_incident(incident)
         while self._heap:
             self.now, _, fn, args = heapq.heappop(self._heap)
             fn(*args)
@@ -141,33 +152,44 @@ class Simulation:
                 break
         self.at(t, self._arrive, tenant)
 
-    def _arrive(self, tenant) -> None:
-        self._next_arrival(tenant)
-        long = self.rng.random() < tenant.long_prompt_share
-        prompt = int(self._noisy(12000 if long else tenant.prompt_tokens, 0.5))
+    def _arrive(self, tenant, route: str | None = None, tokens: tuple | None = None, pin: int | None = None) -> None:
+        """A new run of `tenant`; an incident's surge fixes its route, token medians or instance."""
+        if tokens is None:
+            self._next_arrival(tenant)
+        prompt_median, output_median = tokens or (tenant.prompt_tokens, tenant.output_tokens)
+        # the random numbers are drawn in the order they always were; the prompt is sized once the run's
+        # tenant and route are known, since an incident may give them long contexts
+        u, z = self.rng.random(), self.rng.gauss(0.0, 0.5)
         run = Run(
             id=f"run-{self.seed}-{self.service}-{next(self._run_ids)}", service=self.service, tenant=tenant.name,
-            route=self._pick(self.s.routes), model=self._pick(self.s.models), input_tokens=max(1, prompt),
-            output_tokens=max(1, int(self._noisy(tenant.output_tokens, 0.6))), start=self.now,
+            route=route or self._pick(self.s.routes), model=self._pick(self.s.models), input_tokens=0,
+            output_tokens=max(1, int(self._noisy(output_median, 0.6))), start=self.now, pin=pin,
         )
+        s = self._s(run)
+        long = u < (tenant.long_prompt_share if s.long_prompt_share is None else s.long_prompt_share)
+        run.input_tokens = max(1, int((12000 if long else prompt_median) * math.exp(z)))
         t = self.now
-        if self.rng.random() < self.s.retrieval_share:
-            retrieval = self._noisy(self.s.retrieval_ms, 0.4)
+        if self.rng.random() < s.retrieval_share:
+            retrieval = self._noisy(s.retrieval_ms, 0.4)
             run.stages.append(Stage("retrieval", t, t + retrieval))
             t += retrieval
         self.at(t + 1.0, self._start_attempt, run)
 
     # -- gateway -----------------------------------------------------------------------------
     def _start_attempt(self, run: Run) -> None:
-        a, b = self.rng.sample(self.instances, 2) if len(self.instances) > 1 else (self.instances[0],) * 2
-        inst = min((a, b), key=lambda i: len(i.queue) + len(i.in_flight))
+        if run.pin is not None:
+            inst = self.instances[run.pin]
+        else:
+            a, b = self.rng.sample(self.instances, 2) if len(self.instances) > 1 else (self.instances[0],) * 2
+            inst = min((a, b), key=lambda i: len(i.queue) + len(i.in_flight))
         attempt = Attempt(run, len(run.attempts) + 1, inst.index, self.now)
         run.attempts.append(attempt)
-        if len(inst.queue) >= self.s.rate_limit_queue:
+        s = self._s(run, inst.index)
+        if len(inst.queue) >= s.rate_limit_queue:
             self.at(self.now + 2.0, self._fail, attempt, "rate_limited")
             return
         inst.queue.append(attempt)
-        self.at(self.now + self.s.timeout_s * 1000.0, self._timeout, attempt)
+        self.at(self.now + s.timeout_s * 1000.0, self._timeout, attempt)
         self._admit(inst)
 
     def _stall(self, inst: Instance) -> None:
@@ -181,28 +203,29 @@ class Simulation:
             self.at(self.now + self._exp(self.s.stall_every_s * 1000), self._stall, inst)
 
     def _admit(self, inst: Instance) -> None:
-        while inst.queue and not inst.stalled and len(inst.in_flight) < inst.cap:
+        while inst.queue and not inst.stalled and not inst.incident_stalls and len(inst.in_flight) < inst.cap:
             attempt = inst.queue.popleft()
             attempt.admitted, attempt.state = self.now, "connecting"
             inst.in_flight.add(attempt)
-            attempt.reused = self.rng.random() < self._reuse_probability()
+            s = self._s(attempt.run, inst.index)
+            attempt.reused = self.rng.random() < self._reuse_probability(s)
             if attempt.reused:
                 self._connected(attempt)
             else:
-                connect = self._noisy(self.s.connect_ms, 0.5)
+                connect = self._noisy(s.connect_ms, 0.5)
                 attempt.stages.append(Stage("connect", self.now, self.now + connect))
                 self.at(self.now + connect, self._connected, attempt)
 
-    def _reuse_probability(self) -> float:
-        p = self.s.reuse_probability
-        if self.s.churn_wave_minutes > 0:  # pools recycled in waves: churn differs window to window
-            p += 0.4 * math.sin(2 * math.pi * (self.now - self.start_ms) / (self.s.churn_wave_minutes * 60000))
+    def _reuse_probability(self, s: Scenario) -> float:
+        p = s.reuse_probability
+        if s.churn_wave_minutes > 0:  # pools recycled in waves: churn differs window to window
+            p += 0.4 * math.sin(2 * math.pi * (self.now - self.start_ms) / (s.churn_wave_minutes * 60000))
         return min(1.0, max(0.0, p))
 
     def _connected(self, attempt: Attempt) -> None:
         if attempt.done:
             return
-        if self.rng.random() < self.s.connection_error_rate:
+        if self.rng.random() < self._s(attempt.run, attempt.instance).connection_error_rate:
             self._fail(attempt, "connection_error")
             return
         inst = self.instances[attempt.instance]
@@ -218,9 +241,9 @@ class Simulation:
                 continue
             inst.cpu_free -= 1
             attempt.state, t = "cpu", self.now
-            tokens_k = attempt.run.input_tokens / 1000.0
-            for name, ms in (("tokenize", self.s.tokenize_ms_per_1k * tokens_k), ("prompt_build", self.s.prompt_build_ms),
-                             ("policy", self.s.policy_ms)):
+            tokens_k, s = attempt.run.input_tokens / 1000.0, self._s(attempt.run, inst.index)
+            for name, ms in (("tokenize", s.tokenize_ms_per_1k * tokens_k), ("prompt_build", s.prompt_build_ms),
+                             ("policy", s.policy_ms)):
                 d = self._noisy(max(ms, 0.2))
                 attempt.stages.append(Stage(name, t, t + d))
                 t += d
@@ -232,7 +255,7 @@ class Simulation:
         self._start_cpu(inst)
         if attempt.done:
             return
-        hop = self._noisy(self.s.network_ms, 0.35)
+        hop = self._noisy(self._s(attempt.run, attempt.instance).network_ms, 0.35)
         attempt.stages.append(Stage("network", self.now, self.now + hop))
         attempt.state = "network"
         self.at(self.now + hop, self._engine, attempt)
@@ -241,7 +264,8 @@ class Simulation:
     def _engine(self, attempt: Attempt) -> None:
         if attempt.done:
             return
-        inst, s, run = self.instances[attempt.instance], self.s, attempt.run
+        inst, run = self.instances[attempt.instance], attempt.run
+        s = self._s(run, inst.index)
         attempt.state = "engine"
         load = len(inst.in_flight) / inst.cap
         pressure = 1.0 + s.kv_pressure * inst.long_in_flight() / inst.cap
@@ -263,6 +287,60 @@ class Simulation:
         if attempt.done:
             return
         self._finish(attempt, "ok", "")
+
+    # -- incidents ---------------------------------------------------------------------------
+    def _s(self, run: Run | None = None, instance: int | None = None) -> Scenario:
+        """The scenario as it stands now for this run (and the instance its attempt is on): the base with the
+        overlays of the incidents on now that reach it, applied in the order they were given."""
+        if not self.incidents:
+            return self.s
+        on = tuple(i for i, inc in enumerate(self.incidents)
+                   if inc.on(self.now) and inc.matches(self.service, run, instance))
+        if on not in self._overlaid:
+            s = self.s
+            for i in on:
+                s = s.with_(**self.incidents[i].overlay.knobs(s))
+            self._overlaid[on] = s
+        return self._overlaid[on]
+
+    def _schedule_incident(self, incident: Active) -> None:
+        overlay = incident.overlay
+        if overlay.surge:
+            self.at(incident.start_ms, self._surge, incident)
+        if overlay.stalls:
+            for inst in self.instances:
+                if incident.matches(self.service, None, inst.index):
+                    self.at(incident.start_ms + self._exp(overlay.stalls[0] * 1000), self._incident_stall, incident, inst)
+
+    def _surge(self, incident: Active) -> None:
+        """Extra arrivals (a Poisson stream at surge x the base rate) of the incident's scope while it is on."""
+        scope = incident.spec.scope or ("", "")
+        rate = incident.overlay.surge * self.s.rps / 1000.0
+        if scope[0] == "instance":  # one instance's sticky clients: its share of the surge
+            rate /= len(self.instances)
+        t = self.now + self._exp(1.0 / rate)
+        if t >= incident.end_ms:
+            return
+        self.at(t, self._surge, incident)
+        if self.now == incident.start_ms:
+            return  # the stream's first call only schedules its first arrival
+        tenants = [x for x in self.s.tenants if scope[0] != "tenant" or x.name == scope[1]]
+        tenant = self.rng.choices(tenants, [x.share for x in tenants])[0]
+        pin = next(i.index for i in self.instances if incident.matches(self.service, None, i.index)) \
+            if scope[0] == "instance" else None
+        self._arrive(tenant, route=scope[1] if scope[0] == "route" else None,
+                     tokens=incident.overlay.surge_tokens, pin=pin)
+
+    def _incident_stall(self, incident: Active, inst: Instance) -> None:
+        if self.now >= incident.end_ms:
+            return
+        inst.incident_stalls += 1
+        self.at(self.now + self._noisy(incident.overlay.stalls[1], 0.3), self._incident_unstall, incident, inst)
+
+    def _incident_unstall(self, incident: Active, inst: Instance) -> None:
+        inst.incident_stalls -= 1
+        self._admit(inst)
+        self.at(self.now + self._exp(incident.overlay.stalls[0] * 1000), self._incident_stall, incident, inst)
 
     # -- endings -----------------------------------------------------------------------------
     def _timeout(self, attempt: Attempt) -> None:
@@ -291,22 +369,25 @@ class Simulation:
             inst.in_flight.discard(attempt)
             self._admit(inst)
         run = attempt.run
-        if status == "error" and attempt.number < self.s.max_attempts:
-            backoff = self.s.backoff_ms * 2 ** (attempt.number - 1) * self.rng.uniform(0.5, 1.5)
+        s = self._s(run, attempt.instance)
+        if status == "error" and attempt.number < s.max_attempts:
+            backoff = s.backoff_ms * 2 ** (attempt.number - 1) * self.rng.uniform(0.5, 1.5)
             self.at(self.now + backoff, self._start_attempt, run)
             return
         t = self.now
-        if status == "ok" and self.rng.random() < self.s.tool_share:
-            tool = self._noisy(self.s.tool_ms, 0.5)
+        if status == "ok" and self.rng.random() < s.tool_share:
+            tool = self._noisy(s.tool_ms, 0.5)
             run.stages.append(Stage("tool", t, t + tool))
             t += tool
         run.end = t + 1.0
         self.finished.append(run)
 
 
-def simulate(scenario: Scenario, duration_s: float, seed: int = 1, service: str | None = None, start_ms: float = 0.0):
+def simulate(scenario: Scenario, duration_s: float, seed: int = 1, service: str | None = None, start_ms: float = 0.0,
+             incidents=()):
     """Finished runs of `scenario` over `duration_s` simulated seconds, in completion order.
 
-    start_ms: where this stretch begins on the simulated clock (the demo chains phases).
+    start_ms: where this stretch begins on the simulated clock. incidents: IncidentSpecs, their start_s counted
+    from start_ms (check them first with simulator.incidents.check_incidents).
     """
-    return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms))
+    return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms, incidents))

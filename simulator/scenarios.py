@@ -61,6 +61,7 @@ class Scenario:
     retrieval_ms: float = 60.0
     tool_share: float = 0.1
     tool_ms: float = 120.0
+    long_prompt_share: float | None = None  # set: overrides every tenant's (an incident overlay's long contexts)
 
     def with_(self, **changes) -> "Scenario":
         return replace(self, **changes)

@@ -36,6 +36,10 @@ def kv(key: str, value) -> KeyValue:
         return KeyValue(key=key, value=AnyValue(double_value=value))
     if isinstance(value, bytes):
         return KeyValue(key=key, value=AnyValue(bytes_value=value))
+    if isinstance(value, (list, tuple)):  # array_value (nested lists and dicts too)
+        return KeyValue(key=key, value=AnyValue(array_value={"values": [kv("", v).value for v in value]}))
+    if isinstance(value, dict):  # kvlist_value
+        return KeyValue(key=key, value=AnyValue(kvlist_value={"values": [kv(k, v) for k, v in value.items()]}))
     return KeyValue(key=key, value=AnyValue(string_value=value))
 
 
@@ -110,3 +114,39 @@ def otlp_json(req: ExportTraceServiceRequest) -> dict:
 def json_spans(doc: dict) -> list[dict]:
     """The span dicts of an OTLP/JSON document, in order (to spoil one of them)."""
     return [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+
+
+def incident(project, service="llm-gateway", start=None, minutes=20, open_=False, verdict="queue_backlog", **fields):
+    """A stored analysis.models.Incident with realistic JSON (a queue backlog: t_queue p95 33 s vs 40 ms, TTFT
+    33.3 s vs 250 ms), as detection and explain would store it; `fields` override any column."""
+    from datetime import timedelta
+
+    from analysis.models import Incident
+
+    start = start or BASE
+    end = None if open_ else start + timedelta(minutes=minutes)
+    peak_at = (start + timedelta(minutes=min(5, minutes - 1))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stages = {"t_queue": 40.0, "t_conn": 5.0, "t_first_token": 210.0, "t_stream": 900.0, "t_post": 15.0, "t_retry": None}
+    baseline = {"start": (start - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "end": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "buckets": {b: {"p50": None if v is None else v / 2, "p95": v} for b, v in stages.items()},
+                "ttft": {"p50": 200.0, "p95": 250.0}, "total": {"p50": 1100.0, "p95": 1200.0}}
+    peak = {"buckets": {b: {"p95": (33000.0 if b == "t_queue" else v), "at": peak_at if v is not None else None}
+                        for b, v in stages.items()},
+            "ttft": {"p95": 33300.0, "at": peak_at}, "total": {"p95": 34200.0, "at": peak_at}}
+    path = [{"node": "queue_p95", "question": "Is queue wait high (t_queue p95, ms)?", "value": 33000.0,
+             "threshold": 1000.0, "answer": "yes", "unit": "ms", "text": "t_queue p95 33 s is above 1 s → yes",
+             "absolute_answer": "yes", "baseline_value": 40.0, "baseline_answer": "no", "change": "×825",
+             "comparison": "t_queue p95 33 s vs baseline 40 ms: ×825"},
+            {"node": "idle_slots", "question": "Under backlog, do slots sit idle (gap_fraction)?", "value": 0.02,
+             "threshold": 0.5, "answer": "no", "unit": "%", "text": "gap_fraction 2% is below 50% → no",
+             "absolute_answer": "no", "baseline_value": None, "baseline_answer": "unknown", "change": "",
+             "comparison": "gap_fraction 2% vs baseline not measured"}]
+    detail = {"departed": ["t_queue", "ttft", "total"], "baseline_source": "previous_day", "baseline_minutes": 60,
+              "findings": [{"code": "queue_backlog", "kind": "cause", "message": "t_queue p95 33 s vs baseline 40 ms"}],
+              "recommendations": [{"text": "Add capacity or shed load", "why": "slots were full", "source": "seed 000"}],
+              "explained_at": start.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    values = {"project": project, "service": service, "start": start, "end": end, "verdict": verdict,
+              "causes": [{"code": verdict, "share": 0.82}, {"code": "network_overhead", "share": 0.11}],
+              "scope": [], "baseline": baseline, "peak": peak, "path": path, "detail": detail, **fields}
+    return Incident.objects.create(**values)

@@ -1,6 +1,8 @@
 -- Recompute the request_buckets rows of one project's attempts queued in [start, end): the attempts
 -- view's buckets plus stage sums (ms) from stage spans under the attempt and under the run's root span
 -- (the attempt's parent: where retrieval and tool stages live). A stage kind with no span is NULL.
+-- t_retry is NULL when the run is unknowable: the span names no llm.run.id, llm.attempt or
+-- http.request.resend_count, so other attempts of its trace need not be tries of the same request.
 INSERT INTO request_buckets
 WITH stage_sums AS
 (
@@ -18,10 +20,14 @@ WITH stage_sums AS
     GROUP BY trace_id, parent_span_id
 )
 SELECT
-    a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.run_id, a.trace_id, a.span_id,
+    a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,
     a.attempt, a.status, a.retry_cause, a.connection_reused, a.cap, a.input_tokens, a.output_tokens,
     a.start_at, assumeNotNull(a.queued_at), a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
-    a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms, a.t_retry_ms, a.ttft_ms, a.total_ms,
+    a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
+    if(mapContains(a.span_attributes, 'llm.run.id') OR mapContains(a.resource_attributes, 'llm.run.id')
+       OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count'),
+       a.t_retry_ms, NULL),
+    a.ttft_ms, a.total_ms,
     if(o.prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(o.prep_ms, 0) + coalesce(p.prep_ms, 0)),
     if(o.network_ms IS NULL AND p.network_ms IS NULL, NULL, coalesce(o.network_ms, 0) + coalesce(p.network_ms, 0)),
     if(o.retrieval_ms IS NULL AND p.retrieval_ms IS NULL, NULL, coalesce(o.retrieval_ms, 0) + coalesce(p.retrieval_ms, 0)),

@@ -1,12 +1,13 @@
--- The routes of one service with attempts started in [start, end) whose name contains {q} (any case; '' = every
+-- The routes of one service with attempts queued in [start, end) whose name contains {q} (any case; '' = every
 -- route), busiest first, at most {limit} rows: the route picker. {selected} comes first wherever it ranks (and
--- whatever {q}); `matching` counts every route containing {q}, shown or not. Counted as services.sql does (a hint).
-SELECT route AS value, count() AS requests,
+-- whatever {q}); `matching` counts every route containing {q}, shown or not. Counted as services.sql does
+-- (logical: one per span id).
+SELECT route AS value, uniqExact(trace_id, span_id) AS requests,
        {q:String} = '' OR positionCaseInsensitiveUTF8(route, {q:String}) > 0 AS hit,
        sum(toUInt64(hit)) OVER () AS matching
 FROM request_buckets
 WHERE project_id = {project_id:UInt32} AND service = {service:String}
-  AND start_at >= {start:DateTime64(9, 'UTC')} AND start_at < {end:DateTime64(9, 'UTC')} AND route != ''
+  AND {{window}} AND route != ''
   AND ({q:String} = '' OR positionCaseInsensitiveUTF8(route, {q:String}) > 0 OR route = {selected:String})
 GROUP BY route
 ORDER BY route = {selected:String} DESC, requests DESC, route

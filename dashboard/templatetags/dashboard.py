@@ -1,5 +1,7 @@
 from django import template
 
+from analysis import wording
+
 register = template.Library()
 
 
@@ -7,6 +9,13 @@ register = template.Library()
 def qs(filters, **changes) -> str:
     """The filters' query string with changes: {% qs f service=s.service %} (a "" value drops the key)."""
     return filters.query(**changes)
+
+
+@register.filter
+def fmt(value, unit: str = "") -> str:
+    """A number as users read it, with its unit (analysis.wording.fmt): {{ x|fmt:"ms" }} -> "25.7 s",
+    {{ share|fmt:"%" }} -> "41%"; None -> "not measured"."""
+    return wording.fmt(value, unit)
 
 
 @register.filter

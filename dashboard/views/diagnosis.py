@@ -9,6 +9,7 @@ from analysis.diagnosis_service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.models import WindowDiagnosis
 from dashboard import flowchart
+from dashboard import incidents as incidents_
 from dashboard.access import empty_state, page
 from dashboard.evidence_links import LINKS, TITLES
 from dashboard.filters import iso, replace
@@ -29,28 +30,31 @@ def diagnosis(request, page):
     elif not page.busiest:
         return empty_state(page)
     else:
-        result, error = live(page.project.pk, f)
+        result, error = live(page.project.pk, f, page.fresh.stamp)
     drawing = flowchart.layout(result["path"] if result else [], result["verdict"] if result else None)
-    steps = [{**step, "value_text": flowchart.fmt(step["value"]), "links": links(f, step["node"])}
+    steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, step["node"])}
              for step in (result or {}).get("path", [])]
     recent = (WindowDiagnosis.objects.filter(project=page.project, service=f.service)
               .only("start", "end", "verdict").order_by("-end")[:24])
     return page.render("dashboard/diagnosis.html", {
         "result": result, "error": error, "stored": stored, "drawing": drawing, "steps": steps, "recent": recent,
-        "evidence": (result or {}).get("evidence", {}),
+        "evidence": (result or {}).get("evidence", {}), "timeline": incidents_.timeline(page),
     })
 
 
-def live(project_id: int, f) -> tuple[dict | None, str | None]:
-    window = f"{project_id}\0{f.service}\0{iso(f.start)}\0{iso(f.end)}\0{f.route}\0{f.tenant}"
+def live(project_id: int, f, stamp: str) -> tuple[dict | None, str | None]:
+    """The diagnosis of the filters' window, cached LIVE_CACHE_SECONDS under the window's freshness stamp: newer
+    spans of the window change the key, so a cached result never predates them ("" stamp: not cached)."""
+    window = f"{project_id}\0{f.service}\0{iso(f.start)}\0{iso(f.end)}\0{f.route}\0{f.tenant}\0{stamp}"
     key = "diagnosis:" + hashlib.sha256(window.encode()).hexdigest()  # user strings never reach the cache backend
-    result = cache.get(key)
+    result = cache.get(key) if stamp else None
     if result is None:
         try:
             result = run_diagnosis(project_id, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
         except AnalysisError as exc:
             return None, exc.message
-        cache.set(key, result, LIVE_CACHE_SECONDS)
+        if stamp:
+            cache.set(key, result, LIVE_CACHE_SECONDS)
     return result, None
 
 

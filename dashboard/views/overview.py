@@ -3,9 +3,9 @@ from django.views.decorators.http import require_GET
 
 from analysis import queries
 from analysis.stats import series_width_ms
-from dashboard import charts
+from dashboard import charts, incidents
 from dashboard.access import page
-from dashboard.verdicts import latest_per_service
+from dashboard.incident_charts import with_bands
 
 
 @require_GET
@@ -22,16 +22,15 @@ def overview(request, page):
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
     summary = queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
-    verdicts = latest_per_service(page.project, [s["value"] for s in page.busiest])
     return page.render("dashboard/overview.html", {
-        "totals": totals, "summary": summary, "verdicts": [(s, verdicts.get(s["value"])) for s in page.busiest],
+        "totals": totals, "summary": summary, "verdicts": incidents.current_verdicts(page.project, page.busiest),
         "top_n": settings.ANALYSIS_TOP_N,
-        "charts": [
+        "charts": with_bands([
             ("stack-p50", charts.stacked_buckets(rows, "p50", "Bucket p50 per route (ms)")),
             ("stack-p95", charts.stacked_buckets(rows, "p95", "Bucket p95 per route (ms)")),
             ("ttft", charts.percentile_lines(series, "ttft", "TTFT p50 / p95 / p99 (successful attempts)", window)),
             ("total", charts.percentile_lines(series, "total", "Total time p50 / p95 / p99 (successful attempts)",
                                               window)),
             ("rate", charts.rate_chart(series, width, f"Requests and errors per {width // 1000} s bucket", window)),
-        ],
+        ], incidents.bands(page), ("ttft", "total", "rate")),
     })

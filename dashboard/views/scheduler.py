@@ -7,8 +7,9 @@ from analysis import evidence
 from analysis import queries as analysis_queries
 from analysis.stats import series_width_ms
 from analysis.thresholds import configured
-from dashboard import charts, scheduling
+from dashboard import charts, incidents, scheduling
 from dashboard.access import page
+from dashboard.incident_charts import with_bands
 
 
 @require_GET
@@ -24,13 +25,14 @@ def scheduler(request, page):
     charts_ = [(f"instance-{i}", charts.scheduler_chart(scheduling.instance_series(rows, s["instance"], width),
                                                       s["label"], s["gap_fraction"], s["cap"], window))
                for i, s in enumerate(shown)]
+    bands = incidents.bands(page)  # the service's incidents, shaded on every time axis
     return page.render("dashboard/scheduler.html", {
         "gaps": gaps, "instances": instances, "others": others, "width_s": width / 1000,
         "hidden": len(instances) - len(shown) + (others["values"] if others else 0),
         "max_charts": scheduling.MAX_INSTANCE_CHARTS, "threshold": configured().gap_fraction,
         "uncapped": [s for s in instances if s["cap"] is None],
-        "backlog": ("backlog", charts.backlog_chart(scheduling.backlog_series(rows, width),
+        "backlog": with_bands([("backlog", charts.backlog_chart(scheduling.backlog_series(rows, width),
                                                     f"Backlog per {width // 1000} s bucket, summed over instances",
-                                                    window)),
-        "charts": charts_,
+                                                    window))], bands)[0],
+        "charts": with_bands(charts_, bands),
     })

@@ -29,6 +29,17 @@ def test_slack_message_has_header_verdict_numbers_button_and_context():
     assert "queue_backlog" in msg["text"]
 
 
+def test_slack_message_shows_value_and_threshold_in_their_unit():
+    fields = lambda summary: [f["text"] for f in slack_message(summary)["blocks"][1]["fields"]]  # noqa: E731
+    numbers = {"value": 25692.644, "threshold": 2000.0, "requests": 12}
+    assert fields({"title": "t", "numbers": numbers, "unit": "ms"}) == [
+        "*value*\n25.7 s", "*threshold*\n2 s", "*requests*\n12"]
+    assert fields({"title": "t", "numbers": {"value": 0.75, "threshold": 0.5}, "unit": "%"}) == [
+        "*value*\n75%", "*threshold*\n50%"]
+    assert fields({"title": "t", "numbers": {"value": 2.583e-05}, "unit": "per run"}) == ["*value*\n0 per run"]
+    assert fields({"title": "t", "numbers": {"value": "queue_backlog"}, "unit": ""}) == ["*value*\nqueue_backlog"]
+
+
 def test_slack_message_escapes_user_strings():
     msg = slack_message(SUMMARY)
     tenant = msg["blocks"][1]["fields"][2]["text"]

@@ -78,7 +78,7 @@ def test_pending_firing_renotify_and_one_resolution(alpha, json_hook, receiver, 
     assert _bodies(receiver) == [{"event": "alert.firing", "id": str(Delivery.objects.get().uuid), "data": {
         "title": "[FIRING] p95 total llm-gateway",
         "verdict": "",
-        "numbers": {"value": 3335.0, "threshold": 2000.0, "requests": 10},
+        "numbers": {"value": 3335.0, "threshold": 2000.0, "requests": 10}, "unit": "ms",
         "url": "https://lo.example.com/diagnosis/?project=alpha&service=llm-gateway"
                "&start=2026-01-05T10:00:00Z&end=2026-01-05T10:15:00Z",
         "context": "Percentile above a threshold: p95 total (ms) over 2026-01-05T10:00:00Z – 2026-01-05T10:15:00Z",

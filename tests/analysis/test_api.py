@@ -44,9 +44,10 @@ def test_read_key_gets_the_diagnosis_of_its_project(client, alpha, calls):
 
 def test_response_shape_is_the_contract(client, alpha, calls):
     body = get(client, alpha[1]).json()
-    assert set(body) == {"verdict", "findings", "path", "recommendations", "evidence"}
-    assert set(body["path"][0]) == {"node", "question", "value", "threshold", "answer"}
-    assert all(isinstance(r, str) for r in body["recommendations"]) and body["recommendations"]
+    assert set(body) == {"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"}
+    assert set(body["path"][0]) == {"node", "question", "value", "threshold", "answer", "text"}
+    assert body["path"][0]["text"] == "t_queue p95 43.6 s is above 1 s → yes"
+    assert body["recommendations"] and all(set(r) == {"text", "why", "source"} for r in body["recommendations"])
     assert set(body["evidence"]["buckets"]["t_queue"]) == {"p50", "p95", "p99", "mean", "count"}
     assert body["evidence"]["buckets"]["t_queue"]["p95"] == 43600.0  # ms
     for key in ("gap_fraction", "churn", "tenants", "retries"):

@@ -30,7 +30,7 @@ def run(*args) -> str:
 
 def test_json_output_is_the_api_shape(alpha, calls):
     body = json.loads(run("--project", "alpha", *WINDOW, "--route", "/v1/chat", "--tenant", "acme", "--format", "json"))
-    assert set(body) == {"verdict", "findings", "path", "recommendations", "evidence"}
+    assert set(body) == {"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"}
     assert body["verdict"] == "queue_backlog"
     assert calls == [(alpha[0].pk, "chat", "/v1/chat", "acme")]
 
@@ -39,8 +39,8 @@ def test_text_output_lists_verdict_path_findings_and_fixes(alpha, calls):
     text = run("--project", "alpha", *WINDOW, "--format", "text")
     assert text.startswith("verdict: queue_backlog")
     # t_queue p95 2900 ms vs 1000 -> yes; gap_fraction 0.02 vs 0.5 -> no
-    assert "Is queue wait high (t_queue p95, ms)?: 2900 vs 1000 -> yes" in text
-    assert "0.02 vs 0.5 -> no" in text
+    assert "Is queue wait high (t_queue p95, ms)? t_queue p95 2.9 s is above 1 s → yes" in text
+    assert "gap_fraction 2% is below 50% → no" in text
     assert "tenant noisy held 63% of busy slots during backlog" in text
     assert "Per tenant quotas" in text
 

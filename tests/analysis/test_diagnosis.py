@@ -9,6 +9,9 @@ from analysis.thresholds import DEFAULT, configured
 from tests.analysis import evidence_samples as samples
 
 
+BLANK = {"p50": None, "p95": None, "p99": None, "mean": None, "count": 0}  # a bucket the spans did not give
+
+
 def answers(result: dict) -> dict:
     return {step["node"]: step["answer"] for step in result["path"]}
 
@@ -33,7 +36,8 @@ def codes(result: dict) -> set:
 def test_each_preset_gets_its_verdict(preset, verdict):
     result = diagnose(getattr(samples, preset)())
     assert result["verdict"] == verdict
-    assert result["recommendations"] == FIXES[verdict] or verdict == "queue_backlog"
+    fixes = [{k: r[k] for k in ("text", "source")} for r in result["recommendations"]]
+    assert fixes == FIXES[verdict] or verdict == "queue_backlog"  # noisy_tenant adds the tenant fixes
 
 
 def test_healthy_traffic_has_no_findings_and_no_fixes():
@@ -49,7 +53,7 @@ def test_healthy_traffic_has_no_findings_and_no_fixes():
 def test_path_steps_carry_question_value_threshold_answer():
     step = diagnose(samples.queue_backlog())["path"][0]
     assert step == {"node": "queue_p95", "question": "Is queue wait high (t_queue p95, ms)?", "value": 43600.0,
-                    "threshold": 1000.0, "answer": "yes"}
+                    "threshold": 1000.0, "answer": "yes", "text": "t_queue p95 43.6 s is above 1 s → yes"}
 
 
 def test_queue_backlog_path_checks_gap_then_retries():
@@ -107,17 +111,59 @@ def _unknown(data):
     return data if isinstance(data, str) else None
 
 
-def test_all_none_evidence_is_healthy_with_unknown_answers():
+def test_all_none_evidence_is_insufficient_data_with_unknown_answers():
     result = diagnose(Evidence.from_json(_unknown(samples.HEALTHY)))
-    assert result["verdict"] == "healthy"
+    assert result["verdict"] == "insufficient_data"
     assert set(answers(result).values()) == {"unknown"}
     assert result["findings"] == []
+    # TTFT and stream time unknown: both say what to send, first among the recommendations
+    assert len(result["missing"]) == 2 and "first_token" in result["missing"][0]
+    assert "last_token" in result["missing"][1]
+    assert [r["text"] for r in result["recommendations"][:2]] == result["missing"]
 
 
-def test_empty_evidence_is_healthy():
+def test_empty_evidence_is_insufficient_data_never_healthy():
     result = diagnose(samples.no_requests())
-    assert result["verdict"] == "healthy"
+    assert result["verdict"] == "insufficient_data"
     assert all(step["value"] is None for step in result["path"])
+
+
+def test_unknown_ttft_on_the_way_to_healthy_is_insufficient_data():
+    # a client-side form without a first-chunk time: no TTFT, no stream, total p95 4 s (not under the TTFT bar)
+    result = diagnose(samples.healthy(buckets__ttft=BLANK, buckets__t_stream=BLANK, buckets__total__p95=4000.0,
+                                      decode__ms_per_output_token_p50=None))
+    assert result["verdict"] == "insufficient_data"
+    assert answers(result)["ttft_p95"] == "unknown" and answers(result)["decode_speed"] == "unknown"
+    assert result["missing"][0].startswith("TTFT is not measured")
+    assert "gen_ai.response.time_to_first_chunk" in result["missing"][0]
+
+
+def test_measured_ttft_without_output_tokens_asks_for_them():
+    result = diagnose(samples.healthy(decode__ms_per_output_token_p50=None, buckets__total__p95=4000.0))
+    assert result["verdict"] == "insufficient_data"
+    assert answers(result)["ttft_p95"] == "no"
+    assert result["missing"] == ["Decode speed is not measured: set `gen_ai.usage.output_tokens` on successful attempts"]
+
+
+def test_fast_non_streaming_service_is_healthy_through_the_total_bound():
+    # no TTFT, no stream, no decode; total p95 420 ms < the 600 ms TTFT threshold, and TTFT <= total
+    result = diagnose(samples.healthy(buckets__ttft=BLANK, buckets__t_stream=BLANK, buckets__total__p95=420.0,
+                                      decode__ms_per_output_token_p50=None))
+    assert result["verdict"] == "healthy" and result["missing"] == []
+    ttft = next(step for step in result["path"] if step["node"] == "ttft_p95")
+    assert (ttft["value"], ttft["answer"], ttft["bound"], ttft["bound_name"]) == (None, "no", 420.0, "total p95")
+
+
+def test_a_slow_total_bound_does_not_answer_ttft():
+    result = diagnose(samples.healthy(buckets__ttft=BLANK, buckets__total__p95=900.0))  # 900 >= 600: no bound
+    step = next(step for step in result["path"] if step["node"] == "ttft_p95")
+    assert step["answer"] == "unknown" and "bound" not in step
+
+
+def test_a_verdict_reached_through_a_yes_stays_whatever_is_unknown():
+    # queue high; gap, retries unknown: queue_backlog, not insufficient_data
+    result = diagnose(Evidence.from_json({"buckets": {"t_queue": {"p95": 5000.0}}}))
+    assert result["verdict"] == "queue_backlog" and result["missing"] == []
 
 
 def test_noisy_tenant_is_a_backlog_with_tenant_findings():
@@ -125,11 +171,13 @@ def test_noisy_tenant_is_a_backlog_with_tenant_findings():
     noisy = next(f for f in result["findings"] if f["code"] == "noisy_neighbour")
     # holds 63% of busy slots with 600 / 2400 = 25% of arrivals
     assert noisy["tenant"] == "noisy" and noisy["value"] == 0.63
-    assert "25% of arrivals" in noisy["message"] and "3500 ms" in noisy["message"]
+    assert "25% of arrivals" in noisy["message"] and "3.5 s" in noisy["message"]
     # alice's TTFT p95 3800 ms vs the service's 256 ms: 14.8x >= 3x
     outliers = {f["tenant"] for f in result["findings"] if f["code"] == "tenant_outlier"}
     assert outliers == {"alice", "bob"}
-    assert any("quotas" in fix for fix in result["recommendations"])
+    quotas = next(fix for fix in result["recommendations"] if "quotas" in fix["text"])
+    assert quotas["why"] == f"because {result['findings'][0]['message']}"  # the first tenant finding
+    assert quotas["source"] == "LLM Latency In Production: What Actually Works — Fix 10: Tail mitigation"
 
 
 def test_tenant_holding_slots_in_proportion_to_its_traffic_is_not_noisy():
@@ -177,7 +225,8 @@ def test_flowchart_nodes_lead_to_nodes_or_verdicts():
         assert node.yes in NODES or node.yes in VERDICTS
         assert node.no in NODES or node.no in VERDICTS
         assert hasattr(DEFAULT, node.threshold)
-    reachable = {n.yes for n in FLOWCHART} | {n.no for n in FLOWCHART}
+    # insufficient_data is where "healthy" ends when the data cannot show latency is fine
+    reachable = {n.yes for n in FLOWCHART} | {n.no for n in FLOWCHART} | {"insufficient_data"}
     assert set(VERDICTS) <= reachable
     assert set(FIXES) == set(VERDICTS)
 

@@ -30,7 +30,7 @@ def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(alp
     project, key = alpha
     root = f.span(name="chat.handle", duration_ms=2000)
     a = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False, parent=root, trace_id=root.trace_id,
-                  start_ns=root.start_time_unix_nano + 100 * f.MS)
+                  start_ns=root.start_time_unix_nano + 100 * f.MS, attributes={"llm.run.id": "run-1"})
     stages = [f.stage(a, "connect", 20, 30), f.stage(a, "tokenize", 50, 5), f.stage(a, "prompt_build", 55, 7),
               f.stage(a, "policy", 62, 3), f.stage(a, "network", 70, 12), f.stage(root, "retrieval", 0, 60)]
     ingest(key, f.request(root, a, *stages))

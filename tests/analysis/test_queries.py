@@ -39,7 +39,8 @@ def _window(project_id):
 
 
 def test_bucket_quantiles_are_exact_and_t_retry_is_over_runs(send):
-    pid = send(f.request(*[f.attempt(t_queue_ms=q) for q in (10, 20, 30, 40, 100)]))
+    # llm.attempt 1: each attempt is a run of its own (without any run attribute t_retry is not measured)
+    pid = send(f.request(*[f.attempt(t_queue_ms=q, attributes={"llm.attempt": 1}) for q in (10, 20, 30, 40, 100)]))
     out = queries.bucket_distribution(*_window(pid))
     # sorted 10 20 30 40 100: p50 rank 2 -> 30; p95 at 3.8 -> 40 + 0.8 x 60 = 88; p99 at 3.96 -> 97.6; mean 40
     assert out["requests"] == 5
@@ -220,8 +221,10 @@ def test_spearman_and_slope_by_hand():
 
 
 def test_bucket_quantile_per_route_and_for_the_whole_service(send):
-    pid = send(f.request(f.attempt(t_queue_ms=10, route="/a"), f.attempt(t_queue_ms=30, route="/a"),
-                         f.attempt(t_queue_ms=50, route="/b")))
+    run = {"llm.attempt": 1}  # each attempt a run of its own: t_retry measured
+    pid = send(f.request(f.attempt(t_queue_ms=10, route="/a", attributes=run),
+                         f.attempt(t_queue_ms=30, route="/a", attributes=run),
+                         f.attempt(t_queue_ms=50, route="/b", attributes=run)))
     # /a: 10, 30 -> p50 20; /b: 50; the service: 10 30 50 -> p90 at rank 1.8 -> 30 + 0.8 x 20 = 46
     assert queries.bucket_quantile(*_window(pid), "t_queue", 0.5, group="route") == {"/a": (20, 2), "/b": (50, 1)}
     assert queries.bucket_quantile(*_window(pid), "t_queue", 0.9, group="service") == {"": (pytest.approx(46), 3)}

@@ -4,10 +4,10 @@ from itertools import combinations
 
 import pytest
 
-from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, walk
+from analysis.diagnosis import FLOWCHART, INSUFFICIENT, NODES, VERDICTS, diagnose, walk
 from analysis.evidence_types import Evidence
 from analysis.thresholds import DEFAULT
-from dashboard.flowchart import fmt, layout
+from dashboard.flowchart import WRAP, layout, step_text
 
 # Evidence from partial JSON: what it leaves out is unknown.
 ADMISSION_GAP = Evidence.from_json({"buckets": {"t_queue": {"p95": 5000}}, "gap_fraction": {"service": 0.61234}})
@@ -40,7 +40,8 @@ def reachable_verdicts() -> set:
         if name not in seen:
             seen.add(name)
             todo += [NODES[name].yes, NODES[name].no] if name in NODES else []
-    return seen & set(VERDICTS)
+    # where "healthy" ends when the data cannot show latency is fine (analysis.diagnosis.healthy_supported)
+    return seen & set(VERDICTS) | ({INSUFFICIENT} if "healthy" in seen else set())
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_every_node_and_reachable_verdict_appears_once(plain):
     assert {b["id"] for b in plain["boxes"] if b["kind"] == "node"} == set(NODES)
     assert {b["id"] for b in plain["boxes"] if b["kind"] == "verdict"} == reachable_verdicts()
     for box in plain["boxes"]:
-        assert box["lines"] and all(len(line) <= 30 for line in box["lines"])
+        assert box["lines"] and all(len(line) <= WRAP for line in box["lines"])
         if box["kind"] == "verdict":
             assert box["lines"] == [box["id"]]
 
@@ -110,12 +111,12 @@ def test_an_admission_gap_diagnosis_is_highlighted():
     assert [b["id"] for b in chart["boxes"] if b["reached"]] == ["admission_gap"]
     assert boxes["admission_gap"]["on_path"] and not boxes["queue_backlog"]["on_path"]
     assert {k: boxes["queue_p95"][k] for k in ("value", "threshold", "answer")} == \
-        {"value": "5000", "threshold": "≥ 1000", "answer": "yes"}
+        {"value": "5 s", "threshold": "yes when ≥ 1 s", "answer": "yes"}
     assert {k: boxes["idle_slots"][k] for k in ("value", "threshold", "answer")} == \
-        {"value": "0.612", "threshold": "≥ 0.5", "answer": "yes"}
+        {"value": "61%", "threshold": "yes when ≥ 50%", "answer": "yes"}
     # Off the path: no value or answer, the default threshold.
     assert {k: boxes["queue_share"][k] for k in ("value", "threshold", "answer")} == \
-        {"value": "", "threshold": "≥ 0.25", "answer": ""}
+        {"value": "", "threshold": "yes when ≥ 25%", "answer": ""}
     assert {(e["from"], e["to"]) for e in chart["edges"] if e["on_path"]} == \
         {("queue_p95", "idle_slots"), ("idle_slots", "admission_gap")}
 
@@ -143,7 +144,7 @@ def test_missing_values_read_unknown_and_follow_the_no_edge():
     chart = layout(path, verdict)
     for box in chart["boxes"]:
         if box["kind"] == "node" and box["on_path"]:
-            assert (box["value"], box["answer"]) == ("unknown", "unknown")
+            assert (box["value"], box["answer"]) == ("not measured", "unknown")
     assert {e["label"] for e in chart["edges"] if e["on_path"]} == {"no"}
 
 
@@ -153,7 +154,7 @@ def test_without_a_verdict_nothing_is_highlighted(path):
     assert not any(box["on_path"] or box["reached"] or box["value"] or box["answer"] for box in chart["boxes"])
     assert not any(edge["on_path"] for edge in chart["edges"])
     thresholds = {b["id"]: b["threshold"] for b in chart["boxes"] if b["kind"] == "node"}
-    assert thresholds["queue_p95"] == "≥ 1000" and thresholds["prefill_ratio"] == "≥ 5"
+    assert thresholds["queue_p95"] == "yes when ≥ 1 s" and thresholds["prefill_ratio"] == "yes when ≥ ×5"
 
 
 def test_layout_is_deterministic():
@@ -161,9 +162,36 @@ def test_layout_is_deterministic():
     assert layout(path, verdict) == layout(path, verdict)
 
 
-@pytest.mark.parametrize("value,text", [
-    (0.4123, "0.412"), (1520.0, "1520"), (3, "3"), (0.5, "0.5"), (12.25, "12.25"), (0, "0"), (-0.0001, "0"),
-    (None, "unknown"),
-])
-def test_fmt(value, text):
-    assert fmt(value) == text
+def test_path_sentences_read_with_units_and_never_in_scientific_notation():
+    path = walk(ADMISSION_GAP, DEFAULT)[1]
+    assert [step_text(s) for s in path] == ["t_queue p95 5 s is above 1 s → yes", "gap_fraction 61% is above 50% → yes"]
+    stored = {k: v for k, v in path[1].items() if k != "text"}  # a diagnosis stored before steps had a "text"
+    assert step_text(stored) == "gap_fraction 61% is above 50% → yes"
+    unknown = walk(UNKNOWN, DEFAULT)[1]
+    assert unknown and all(step_text(s).endswith(" not measured → unknown") for s in unknown)
+    assert unknown[0]["text"] == "t_queue p95 not measured → unknown"
+    big = Evidence.from_json({"buckets": {"t_queue": {"p95": 25692.644}}, "gap_fraction": {"service": 0.0}})
+    steps = walk(big, DEFAULT)[1]
+    assert steps[0]["text"] == "t_queue p95 25.7 s is above 1 s → yes"
+    assert steps[1]["text"] == "gap_fraction 0% is below 50% → no"
+    assert not any("e+" in s["text"] for s in steps)
+
+
+def test_values_that_round_to_their_threshold_say_which_side_they_are_on():
+    near = Evidence.from_json({"buckets": {"t_queue": {"p95": 5000}}, "gap_fraction": {"service": 0.4996}})
+    assert walk(near, DEFAULT)[1][1]["text"] == "gap_fraction 50% is just below 50% → no"
+    at = Evidence.from_json({"buckets": {"t_queue": {"p95": 1000}}, "gap_fraction": {"service": 0.5}})
+    assert [s["text"] for s in walk(at, DEFAULT)[1]] == ["t_queue p95 1 s is at 1 s → yes",
+                                                         "gap_fraction 50% is at 50% → yes"]
+
+
+def test_insufficient_data_is_highlighted_through_the_not_measured_edge():
+    result = diagnose(UNKNOWN)  # every answer unknown: the walk ends where "healthy" would be
+    assert result["verdict"] == INSUFFICIENT
+    chart = layout(result["path"], result["verdict"])
+    last = result["path"][-1]["node"]
+    on_path = [(e["from"], e["to"], e["label"]) for e in chart["edges"] if e["on_path"]]
+    assert (last, INSUFFICIENT, "not measured") in on_path
+    assert not any(to == "healthy" for _, to, _ in on_path)
+    assert [b["id"] for b in chart["boxes"] if b["reached"]] == [INSUFFICIENT]
+

@@ -8,10 +8,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
+from analysis.models import Incident
 from dashboard import urls as dashboard_urls
 from reports import sending
 from reports.models import WeeklyReview
 from store import client as ch
+from tests import factories
 from tests.dashboard.conftest import BETA_SECRET, HOSTILE_ROUTE, HOSTILE_TENANT, WINDOW
 
 PAGES = [p.name for p in dashboard_urls.urlpatterns]
@@ -36,9 +38,17 @@ def review_week(project) -> str:
     return REVIEW_WEEK
 
 
+def incident_id(project) -> int:
+    """A stored incident of the project's service (alpha-svc / beta-svc), made on first use."""
+    service = f"{project.name}-svc"
+    found = Incident.objects.filter(project=project, service=service).first()
+    return (found or factories.incident(project, service, start=factories.BASE)).pk
+
+
 def path_of(name: str, project) -> str:
     """The page's path; URL arguments filled with real values of `project` (add one here for a new kind)."""
-    values = {"run_id": lambda: run_id(project), "week": lambda: review_week(project)}
+    values = {"run_id": lambda: run_id(project), "week": lambda: review_week(project),
+              "incident_id": lambda: incident_id(project)}
     converters = next(p for p in dashboard_urls.urlpatterns if p.name == name).pattern.converters
     missing = set(converters) - set(values)
     assert not missing, f"test_isolation does not know how to fill {missing} for page {name!r}"
@@ -76,6 +86,8 @@ def test_every_page_is_covered():
 def test_membership_on_every_page(name, traffic, members):
     alpha, beta = traffic["alpha"], traffic["beta"]
     ann, ben = login(members["ann"][0]), login(members["ben"][0])
+    for project in (alpha, beta):  # every page also shows (or shades, or counts) the project's incidents
+        incident_id(project)
 
     # ann, her own project: the page answers with alpha's data and nothing of beta's.
     own = ann.get(url(name, alpha))

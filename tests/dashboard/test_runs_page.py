@@ -143,28 +143,31 @@ def test_waterfall_has_both_attempts_buckets_back_off_and_stages_at_exact_offset
     spec = chart(response, "waterfall")
     assert spec["layout"]["yaxis"]["ticktext"] == [
         "chat.handle", "└ retrieval", "attempt 1 (error: timeout)", "└ buckets", "└ connect",
-        "attempt 2 (ok)", "└ buckets", "└ connect", "└ tokenize", "└ network",
+        "back-off before attempt 2", "attempt 2 (ok)", "└ buckets", "└ connect", "└ tokenize", "└ network",
         "└ " + charts.text(HOSTILE_SPAN)]
 
     def bars(name):
         t = trace(spec, name)
         assert t["type"] == "bar" and t["orientation"] == "h"
+        assert t["width"] == [charts.ROW_HEIGHT] * len(t["y"])  # one row tall, whatever rows the group is on
         return list(zip(t["y"], t["base"], t["x"]))
 
     assert bars("failed attempt") == [(2, 100, 5000)]
-    assert bars("attempt") == [(5, 5350, 1225)]
+    assert trace(spec, "failed attempt")["text"] == ["failed: timeout"]
+    assert bars("attempt") == [(6, 5350, 1225)]
     assert bars("retry back-off") == [(5, 5100, 250)]  # attempt 1 ended at +5100, attempt 2 started at +5350
-    assert bars("t_queue") == [(3, 100, 75), (6, 5350, 10)]
-    assert bars("t_conn") == [(3, 175, 30), (6, 5360, 40)]
-    assert bars("t_first_token") == [(6, 5400, 260)]  # 300 - 40 of connect
-    assert bars("t_stream") == [(6, 5660, 900)]
-    assert bars("t_post") == [(6, 6560, 15)]
-    assert bars("stage connect") == [(4, 175, 30), (7, 5360, 40)]
-    assert bars("stage tokenize") == [(8, 5400, 5)]
-    assert bars("stage network") == [(9, 5410, 200)]
+    assert bars("t_queue") == [(3, 100, 75), (7, 5350, 10)]
+    assert bars("t_conn") == [(3, 175, 30), (7, 5360, 40)]
+    assert bars("t_first_token") == [(7, 5400, 260)]  # 300 - 40 of connect
+    assert bars("t_stream") == [(7, 5660, 900)]
+    assert bars("t_post") == [(7, 6560, 15)]
+    assert bars("stage connect") == [(4, 175, 30), (8, 5360, 40)]
+    assert bars("stage tokenize") == [(9, 5400, 5)]
+    assert bars("stage network") == [(10, 5410, 200)]
     assert bars("stage retrieval") == [(1, 0, 60)]
-    assert bars("other span") == [(0, 0, 6600), (10, 6350, 50)]
+    assert bars("other span") == [(0, 0, 6600), (11, 6350, 50)]
     assert "&lt;svg onload=alert(3)&gt;" in trace(spec, "other span")["hovertext"][1]
+    assert trace(spec, "retry back-off")["hovertext"] == ["retry back-off before attempt 2 (ok): 250 ms"]
     assert trace(spec, "failed attempt")["marker"]["color"] == charts.RUN_COLORS["failed attempt"]
 
 
@@ -172,8 +175,8 @@ def test_run_tables_show_per_attempt_buckets_and_escaped_attributes(runs, ann_cl
     response = get(ann_client, f"/runs/{RUN_ID}/")  # no service: a pasted URL finds the run in any service
     html = response.content.decode()
     card = " ".join(re.search(r'id="run-summary">(.*?)</div>', html, re.S).group(1).split())
-    for stat in ("attempts<b>2 ↻", "final status<b>ok", "TTFT incl. retries<b>5,560 ms",
-                 "total incl. retries<b>6,475 ms", "t_retry<b>5,250 ms", runs["trace_id"]):
+    for stat in ("attempts<b>2 ↻", "final status<b>ok", "TTFT incl. retries<b>5.56 s",
+                 "total incl. retries<b>6.47 s", "t_retry<b>5.25 s", runs["trace_id"]):
         assert stat in card
     attempts = table(html, "attempts").rows
     assert [(r[0][1], r[2][1], r[3][1], r[4][1], r[5][1], r[6][1], r[11][1]) for r in attempts] == [

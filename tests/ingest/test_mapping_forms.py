@@ -17,7 +17,7 @@ def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(al
     project, key = alpha
     # no queued (-> span start 0) and no released (-> span end 1250)
     no_ends = f.span(duration_ms=1250, attributes=LLM, events={"admitted": 30, "first_token": 330, "last_token": 1230})
-    # no admitted (-> queued_at 10)
+    # no admitted: unknown, never queued_at (a queue of 0)
     no_admitted = f.span(duration_ms=1000, attributes=LLM,
                          events={"queued": 10, "first_token": 210, "last_token": 910, "released": 990})
     ingest(key, f.request(no_ends, no_admitted))
@@ -25,8 +25,9 @@ def test_native_missing_events_fall_back_to_span_start_queued_at_and_span_end(al
     # 30 - 0 -> 30; 330 - 30 - 0 -> 300; 1230 - 330 -> 900; 1250 - 1230 -> 20; total 1250 - 0
     assert buckets(first) + (first["total_ms"],) == (30, 0, 300, 900, 20, 1250)
     assert first["queued_at"] == first["start_at"] and first["released_at"] == first["end_at"]
-    # 10 - 10 -> 0; 210 - 10 -> 200; 910 - 210 -> 700; 990 - 910 -> 80; total 990 - 10 -> 980
-    assert buckets(second) + (second["total_ms"],) == (0, 0, 200, 700, 80, 980)
+    # t_queue and t_first_token unknown (no admission instant); 910 - 210 -> 700; 990 - 910 -> 80; total 990 - 10;
+    # TTFT 210 - 10 -> 200 still measured
+    assert buckets(second) + (second["total_ms"], second["ttft_ms"]) == (None, 0, None, 700, 80, 980, 200)
 
 
 def test_t_conn_sums_connect_stage_spans_including_one_sent_in_a_later_request(alpha, ingest):
@@ -79,9 +80,10 @@ def test_genai_time_to_first_chunk_gives_first_token_and_span_bounds_the_rest(al
         "gen_ai.response.time_to_first_chunk": 0.4, "gen_ai.usage.input_tokens": 90, "gen_ai.usage.output_tokens": 30})
     ingest(key, f.request(s))
     [row] = attempts(project.id)
-    # queued = admitted = start -> 0; first 400 -> 400; last = released = end 1000: 600 then 0
+    # queued = start, admitted unknown (a client cannot see a queue): t_queue and t_first_token NULL;
+    # first 400 -> TTFT 400; last = released = end 1000: 600 then 0
     assert (row["form"], row["model"]) == ("genai", "llama-3.1-8b")
-    assert buckets(row) == (0, None, 400, 600, 0)
+    assert buckets(row) + (row["ttft_ms"],) == (None, None, None, 600, 0, 400)
     assert (row["input_tokens"], row["output_tokens"]) == (90, 30)
 
 
@@ -92,9 +94,9 @@ def test_openllmetry_first_and_last_completion_chunks_give_first_and_last_token(
                attributes={"gen_ai.request.model": "gpt-4o", "gen_ai.is_streaming": True})
     ingest(key, f.request(s))
     [row] = attempts(project.id)
-    # first chunk 250 -> t_first_token 250; 900 - 250 -> 650; released = end: 1000 - 900 -> 100
+    # first chunk 250 -> TTFT 250 (t_queue, t_first_token not measured); 900 - 250 -> 650; end: 1000 - 900 -> 100
     assert row["form"] == "openllmetry"
-    assert buckets(row) == (0, None, 250, 650, 100)
+    assert buckets(row) + (row["ttft_ms"],) == (None, None, None, 650, 100, 250)
 
 
 def test_openinference_first_token_event_and_token_counts(alpha, ingest):
@@ -105,9 +107,9 @@ def test_openinference_first_token_event_and_token_counts(alpha, ingest):
                            "llm.token_count.prompt": 120, "llm.token_count.completion": 80})
     ingest(key, f.request(s))
     [row] = attempts(project.id)
-    # first 420 -> 420; no last_token instant: t_stream and t_post NULL, never 0
+    # first 420 -> TTFT 420; a streamed span ends at the last chunk: 1500 - 420 -> 1080, then 0
     assert (row["form"], row["model"], row["input_tokens"], row["output_tokens"]) == ("openinference", "gpt-4o-mini", 120, 80)
-    assert buckets(row) == (0, None, 420, None, None)
+    assert buckets(row) + (row["ttft_ms"],) == (None, None, None, 1080, 0, 420)
 
 
 def test_sglang_prefill_waiting_child_gives_the_queue_interval(alpha, ingest, clickhouse):

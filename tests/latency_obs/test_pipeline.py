@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("eager")  # the alerts' deliveries are trie
 SVC = "llm-gateway"
 NOW = f.BASE + timedelta(minutes=15, seconds=20)  # the minute ending at 10:15: the recent window 10:00-10:15
 WINDOW = (f.BASE, f.BASE + timedelta(minutes=15))
-STEPS = ["materialize", "diagnose", "budgets", "alert_rules"]
+STEPS = ["materialize", "diagnose", "incidents", "budgets", "alert_rules"]
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def _fail(*args, **kwargs):
     raise RuntimeError("store down")
 
 
-def test_runs_the_four_steps_in_order_at_one_now(slow_decode, rules, receiver, run):
+def test_runs_the_five_steps_in_order_at_one_now(slow_decode, rules, receiver, run):
     out = run()
     assert (out["now"], list(out["steps"]), out["failed"]) == (NOW.isoformat(), STEPS, [])
     # 1. materialize: the 20 attempts, its watermark at `now`

@@ -41,9 +41,12 @@ class Command(BaseCommand):
 def summary(result: dict) -> list[str]:
     """The diagnosis as readable lines: verdict, path, findings, recommendations."""
     lines = [f"verdict: {result['verdict']}", "", "path:"]
-    lines += [f"  {s['question']}: {_fmt(s['value'])} vs {_fmt(s['threshold'])} -> {s['answer']}" for s in result["path"]]
+    lines += [f"  {s['question']} {s.get('text') or _fmt(s['value'])}" for s in result["path"]]
     lines += ["", "findings:"] + ([f"  - {f['message']}" for f in result["findings"]] or ["  (none)"])
-    lines += ["", "recommendations:"] + ([f"  - {r}" for r in result["recommendations"]] or ["  (none)"])
+    lines += ["", "recommendations:"] + ([f"  - {r['text']}\n    {r['why']} ({r['source']})" if isinstance(r, dict)
+                                          else f"  - {r}" for r in result["recommendations"]] or ["  (none)"])
+    coverage = result.get("coverage") or {"buckets": {}, "signals": {}}
+    lines += ["", "coverage:"] + [f"  {e['note']}" for e in [*coverage["buckets"].values(), *coverage["signals"].values()]]
     return lines
 
 

@@ -18,9 +18,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, host, port, **options):
         try:
-            start_writer()
             server, bound = build_server(host, port)
-        except (OSError, ClickHouseError) as exc:
+        except OSError as exc:  # one line naming the port and the flag, as `up` says it (latency_obs/ports.py)
+            raise CommandError(f"cannot listen on {host}:{port} for OTLP/gRPC ({exc.strerror or exc}): choose "
+                               f"another port with --port <port>") from None
+        try:
+            start_writer()
+        except ClickHouseError as exc:
             raise CommandError(str(exc)) from None
         server.start()
         self.stdout.write(f"OTLP/gRPC listening on {host}:{bound}")

@@ -4,6 +4,7 @@ import signal
 from django.core.management.base import BaseCommand
 
 from ingest.pipeline import stop_writer
+from latency_obs.ports import port_error
 from latency_obs.web_server import web_server
 
 
@@ -18,7 +19,10 @@ class Command(BaseCommand):
     def handle(self, *args, host, port, threads, **options):
         from latency_obs.wsgi import application  # starts this process's spool writer
 
-        web = web_server(application, host, port, threads)
+        try:
+            web = web_server(application, host, port, threads)
+        except OSError as exc:
+            raise port_error("web", host, port, exc, make_run=False) from None
         self.stdout.write(f"web listening on http://{host}:{web.effective_port}/")
         self.stdout.flush()
         for sig in (signal.SIGINT, signal.SIGTERM):

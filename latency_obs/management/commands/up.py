@@ -15,6 +15,7 @@ from ingest.grpc_server import build_server
 from ingest.pipeline import start_writer, stop_writer
 from latency_obs.demo import banner, load_demo
 from latency_obs.embedded_celery import EmbeddedCelery
+from latency_obs.ports import port_error
 from latency_obs.web_server import web_server
 from latency_obs.wsgi import application
 from store import client
@@ -40,9 +41,8 @@ class Command(BaseCommand):
             migrate()
         except (MigrationError, ClickHouseError) as exc:
             raise CommandError(str(exc)) from None
+        grpc_server, grpc_bound, web = _listen(host, port, grpc_port, threads)
         start_writer()
-        grpc_server, grpc_bound = build_server(host, grpc_port)
-        web = web_server(application, host, port, threads)  # the limits of README: Security
         celery = EmbeddedCelery()
         grpc_server.start()
         celery.start()
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         self.stdout.write(f"latency_obs is up: {url}  (OTLP/HTTP {url}v1/traces, OTLP/gRPC {host}:{grpc_bound})")
         demo_stop = load_demo(url, self.stdout) if demo else None
         if demo:
-            self.stdout.write(banner(url))
+            self.stdout.write(banner(url, f"http://{host}:{grpc_bound}"))
         self.stdout.flush()
         # TRICKY: set SIGINT too: a process started from a background shell inherits it ignored.
         signal.signal(signal.SIGINT, _raise_interrupt)
@@ -72,6 +72,21 @@ class Command(BaseCommand):
             stop_writer(drain=True)
             client.close()
             self.stdout.write("stopped")
+
+
+def _listen(host: str, port: int, grpc_port: int, threads: int):
+    """(gRPC server, its port, web server), both bound, neither serving; a port that cannot be bound ends
+    start-up with one line saying which and what to change, before any thread has started."""
+    try:
+        grpc_server, grpc_bound = build_server(host, grpc_port)
+    except OSError as exc:
+        raise port_error("grpc", host, grpc_port, exc) from None
+    try:
+        web = web_server(application, host, port, threads)  # the limits of README: Security
+    except OSError as exc:
+        grpc_server.stop(None)
+        raise port_error("web", host, port, exc) from None
+    return grpc_server, grpc_bound, web
 
 
 def _raise_interrupt(signum, frame):

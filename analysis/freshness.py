@@ -1,0 +1,125 @@
+"""Reads that reach into the last hours see what is stored now, not what the minute job last materialized.
+
+analysis reads request_buckets, which the minute pipeline recomputes from spans once a minute (analysis/jobs.py);
+a page or an API answer right after traffic would otherwise lag ingest by up to a minute or more (the issue saw
+193 of 200 requests for a minute). refresh() runs before such a read: one query compares, per hour of the
+window's last ANALYSIS_FRESH_HOURS, the newest span ingested with the hour's last materialization, and the stale
+hours are materialized here, newest first, within ANALYSIS_FRESH_BUDGET_SECONDS. Older hours only change through
+late spans, which the minute job materializes as before. The minute job's queue (DirtyHour) is left alone: it
+recomputes those hours once more, which is idempotent.
+"""
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+
+from analysis.materialize import HOUR, materialize
+from analysis.windows import utc_naive
+from store import client
+from store.sql import SqlFiles
+
+_sql = SqlFiles(Path(__file__).parent / "sql").text
+# TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends, so a span stamped just
+# before a materialization may be missing from it: spans this close before the mark still count as newer.
+OVERLAP = timedelta(seconds=2)
+# a materialization faster than this never rests (see _state): a quiet project's reads are always current
+REST_FLOOR = timedelta(seconds=1)
+EPOCH_YEAR = 1970
+_lock = threading.Lock()  # one refresh at a time per process: a burst of page views materializes an hour once
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """What refresh() found: the newest span ingested in the checked hours (None: none there, or the window
+    ends before them), how many stale hours it materialized and how many it left to the minute job."""
+    newest_ingested_at: datetime | None = None
+    materialized: int = 0
+    left: int = 0
+
+    @property
+    def stamp(self) -> str:
+        """A cache-key part: it changes whenever newer spans of the window arrive. "" while hours are left stale:
+        a result read then must not be kept."""
+        if self.left:
+            return ""
+        return self.newest_ingested_at.isoformat() if self.newest_ingested_at else "-"
+
+
+def refresh(project_id: int, start: datetime, end: datetime, now: datetime | None = None) -> Freshness:
+    """Materialize the project's stale hours among those of [start, end) in the last ANALYSIS_FRESH_HOURS hours
+    before `now` (default: this machine's clock), newest first, until ANALYSIS_FRESH_BUDGET_SECONDS have passed.
+    A window ending before those hours costs nothing (no query)."""
+    now = now or datetime.now(timezone.utc)
+    since = max(start, now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=settings.ANALYSIS_FRESH_HOURS))
+    if end <= since:
+        return Freshness()
+    hours, stale, resting = _check(project_id, since, end)
+    if not stale:
+        return Freshness(_newest(hours), left=resting)
+    with _lock:
+        hours, stale, resting = _check(project_id, since, end)  # another thread may have done them meanwhile
+        done = _materialize(project_id, stale, hours[0]["checked_at"] if hours else None)
+    return Freshness(_newest(hours), materialized=done, left=len(stale) - done + resting)
+
+
+def _check(project_id: int, since: datetime, end: datetime) -> tuple[list[dict], list[datetime], int]:
+    """(the hours' rows, the stale hours to materialize newest first, how many stale ones rest: see _state)."""
+    params = {"project_id": project_id, "since": utc_naive(since), "end": utc_naive(end)}
+    rows = client.query(_sql("hour_freshness"), parameters=params)
+    for row in rows:
+        for name in ("hour", "ingested_at", "computed_at", "checked_at"):
+            row[name] = _aware(row[name])
+    states = [(row["hour"], _state(project_id, row)) for row in rows]
+    return rows, [hour for hour, state in states if state == "stale"], sum(state == "resting" for _, state in states)
+
+
+def _state(project_id: int, row: dict) -> str:
+    """"fresh", "stale" (spans newer than, or just before, the hour's last materialization: by its rows'
+    computed_at or, for an hour that gave no rows, by the mark refresh() left), or "resting": stale, but its last
+    on-demand materialization took over REST_FLOOR and ended less than its own duration ago.
+    TRICKY: under steady traffic every read finds new spans; resting keeps a busy hour (seconds to materialize)
+    from being redone back to back, so its reads lag by about that duration at most, a quiet project's not at all."""
+    mark = cache.get(_mark_key(project_id, row["hour"]))
+    seen = [m for m in (row["computed_at"], mark and mark[0]) if m is not None]
+    if seen and row["ingested_at"] < max(seen) - OVERLAP:
+        return "fresh"
+    if mark and mark[1] >= REST_FLOOR and row["checked_at"] < mark[0] + 2 * mark[1]:  # mark: (checked at, took)
+        return "resting"
+    return "stale"
+
+
+def _materialize(project_id: int, stale: list[datetime], checked_at: datetime | None) -> int:
+    """Materialize the stale hours newest first (the window's tail matters most) while the next one, by its last
+    duration, fits the budget; returns how many were done. Each gets a mark: the check's time (spans ingested since
+    are newer) and how long it took."""
+    deadline = time.monotonic() + settings.ANALYSIS_FRESH_BUDGET_SECONDS
+    done = 0
+    for hour in stale:
+        began, mark = time.monotonic(), cache.get(_mark_key(project_id, hour))
+        # an hour whose last run would not fit is left to the minute job: a busy hour must not make every read slow
+        if began + (mark[1].total_seconds() if mark else 0) >= deadline:
+            break
+        materialize(project_id, hour, hour + HOUR)
+        took = timedelta(seconds=time.monotonic() - began)
+        cache.set(_mark_key(project_id, hour), (checked_at, took), timeout=(settings.ANALYSIS_FRESH_HOURS + 2) * 3600)
+        done += 1
+    return done
+
+
+def _newest(rows: list[dict]) -> datetime | None:
+    return max((row["ingested_at"] for row in rows), default=None)
+
+
+def _mark_key(project_id: int, hour: datetime) -> str:
+    return f"freshness:{project_id}:{hour:%Y%m%d%H}"
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """A store datetime as aware UTC; the 1970 a LEFT JOIN gives for no match as None."""
+    if moment is None or moment.year <= EPOCH_YEAR:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)

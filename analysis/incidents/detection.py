@@ -1,0 +1,116 @@
+"""Onsets and ends of incidents on a service's per-minute series (pure: the reads are in jobs.py).
+
+A minute with at least incident_min_attempts attempts is judged; quieter minutes are neither off nor normal and
+are skipped. A judged minute is *off* when any metric (a bucket, ttft, total) with enough known values has a p95
+above its baseline median by all three of: a factor, k robust deviations (1.4826 x MAD) and an absolute floor
+(a share of the baseline's TTFT p95, at least a few tens of ms), so noise and tiny buckets (t_queue 0 -> 5 ms)
+never count. A metric the spans cannot give has no known values and never departs.
+
+An incident opens at the first of incident_persist_minutes consecutive off minutes (its onset) and keeps the
+baseline of that minute; it closes at the first of as many consecutive normal minutes (its end). Still off, or
+not yet back for long enough, when the series ends: ongoing, end None.
+"""
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from analysis import buckets
+from analysis.incidents.baseline import Baseline, Chooser
+from analysis.thresholds import Thresholds
+
+MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
+MINUTE = timedelta(minutes=1)
+
+
+@dataclass
+class Found:
+    """A detected incident: [start, end) (end None while ongoing), its baseline, its minutes' series points."""
+
+    start: datetime
+    baseline: Baseline
+    end: datetime | None = None
+    points: list = field(default_factory=list)
+
+    def departed(self, th: Thresholds) -> list[str]:
+        """The metrics off in at least one of the incident's minutes, the most off minutes first."""
+        counts = {m: sum(1 for p in self.points if off_metric(p, m, self.baseline, th)) for m in buckets.ALL}
+        return sorted((m for m, n in counts.items() if n), key=lambda m: -counts[m])
+
+    def peak(self) -> dict:
+        """{"buckets": {bucket: {"p95", "at"}}, "ttft": {...}, "total": {...}}: each metric's worst minute p95 inside
+        the incident (ms, ISO Z minute); None for both when it was not measured."""
+        def worst(metric):
+            known = [p for p in self.points if p[metric]["count"] and p[metric]["p95"] is not None]
+            if not known:
+                return {"p95": None, "at": None}
+            top = max(known, key=lambda p: p[metric]["p95"])
+            return {"p95": round(top[metric]["p95"], 3), "at": top["at"].strftime("%Y-%m-%dT%H:%M:%SZ")}
+        return {"buckets": {name: worst(name) for name in buckets.PARTS},
+                "ttft": worst("ttft"), "total": worst("total")}
+
+
+@dataclass
+class Detection:
+    """What a walk over a stretch found: the incidents, and how many judged minutes had no baseline."""
+
+    incidents: list[Found]
+    judged: int = 0
+    no_baseline: int = 0
+
+
+def floor_ms(baseline: Baseline, th: Thresholds) -> float:
+    """The least growth that counts: a share of the baseline's TTFT p95 (else total p95), at least floor_ms.
+    TRICKY: not of total: a long-streaming service (total p95 ~10 s) would need a second more to its ~250 ms
+    TTFT before a doubled network hop or connection churn counted."""
+    reference = baseline.median("ttft")
+    reference = baseline.median("total") if reference is None else reference
+    return th.incident_floor_ms if reference is None else max(th.incident_floor_ms, th.incident_floor_share * reference)
+
+
+def off_metric(point: dict, metric: str, baseline: Baseline, th: Thresholds) -> bool:
+    """Whether the minute's p95 of `metric` is above its baseline by the factor, the deviations and the floor."""
+    value, stats = point[metric], baseline.stats.get(metric)
+    if stats is None or value["count"] < th.incident_min_attempts or value["p95"] is None:
+        return False
+    median, spread = stats["p95"]
+    limit = max(median * th.incident_factor, median + th.incident_mad_k * MAD_SCALE * spread,
+                median + floor_ms(baseline, th))
+    return value["p95"] > limit
+
+
+def is_off(point: dict, baseline: Baseline, th: Thresholds) -> bool:
+    return any(off_metric(point, metric, baseline, th) for metric in buckets.ALL)
+
+
+def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser, th: Thresholds) -> Detection:
+    """The incidents with an onset in the judged minutes of [start, end) (an incident open at `start` must be
+    judged from its onset: the caller starts the stretch there). `points`: incident_series rows, oldest first."""
+    judged = [p for p in points if start <= p["at"] < end and p["attempts"] >= th.incident_min_attempts]
+    out = Detection([], judged=len(judged))
+    run: list[tuple[dict, Baseline]] = []  # consecutive off minutes, not yet an incident
+    back: list[dict] = []  # consecutive normal minutes of an open incident
+    current: Found | None = None
+    inside: set[datetime] = set()  # minutes of the incidents found so far: no later baseline is made of them
+    for point in judged:
+        if current is None:
+            baseline = chooser.at(point["at"], inside | {p["at"] for p, _ in run})
+            if baseline is None:
+                out.no_baseline += 1
+                run = []
+            elif is_off(point, baseline, th):
+                run.append((point, baseline))
+                if len(run) >= th.incident_persist_minutes:
+                    current = Found(run[0][0]["at"], run[0][1], points=[p for p, _ in run])
+                    inside.update(p["at"] for p, _ in run)
+                    out.incidents.append(current)
+                    run = []
+            else:
+                run = []
+            continue
+        current.points.append(point)
+        inside.add(point["at"])
+        back = [] if is_off(point, current.baseline, th) else back + [point]
+        if len(back) >= th.incident_persist_minutes:
+            current.end = back[0]["at"]
+            current.points = [p for p in current.points if p["at"] < current.end]
+            current, back = None, []
+    return out

@@ -1,0 +1,109 @@
+"""Why an incident happened and for whom: the flowchart on its window against its baseline, causes and scope.
+
+explain() is what incident detection (analysis/incidents/detection.py) calls for each incident it finds. Reads go
+through analysis.evidence.collect and analysis.queries only; the rest is pure (compare.py, causes.py, scope.py).
+"""
+from datetime import datetime
+
+from django.conf import settings
+
+from analysis import queries
+from analysis.diagnosis import cause_findings, reliability_findings, tenant_findings
+from analysis.errors import AnalysisError
+from analysis.evidence import collect
+from analysis.incidents import causes as causes_
+from analysis.incidents import compare
+from analysis.incidents import scope as scope_
+from analysis.recommendations import recommend
+from analysis.thresholds import configured
+from analysis.windows import check_window
+
+NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the evidence to
+
+
+def explain(project_id: int, service: str, start: datetime, end: datetime, baseline_start: datetime,
+            baseline_end: datetime, route: str = "") -> dict:
+    """{"verdict", "causes", "scope", "path", "findings", "recommendations"} for the incident [start, end) of
+    `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
+
+    verdict: a code of analysis.diagnosis.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
+    compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first. scope: [{"dimension",
+    "value", "share"}], [] when service-wide. path: the compared flowchart's steps (compare.py), on the dominant
+    tenant's or route's requests when the scope has one. An empty baseline leaves every comparison "not measured",
+    the answers absolute, and causes and scope []. Raises AnalysisError: missing_parameter without a service,
+    bad_date / window_too_large for either window, unknown_service (404) without requests in the incident.
+    """
+    if not service:
+        raise AnalysisError("missing_parameter", "'service' is required")
+    check_window(start, end)
+    check_window(baseline_start, baseline_end)
+    thresholds = configured()
+    windows = (project_id, service, start, end, baseline_start, baseline_end)
+    incident = collect(project_id, service, start, end, route=route)
+    if not incident.requests:
+        raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+    baseline = collect(project_id, service, baseline_start, baseline_end, route=route)
+    steps = compare.compared_steps(incident, baseline, thresholds)
+    ranked = causes_.causes(*_sums(windows, {"route": route}, baseline.window), steps)
+    where = _scope(windows, baseline, ranked[0]["code"] if ranked else compare.walk(steps)[0], route)
+    narrow = _narrowing(where, route)
+    if narrow:
+        incident = collect(project_id, service, start, end, **narrow)
+        baseline = _own_baseline(windows, narrow, baseline, thresholds.tenant_min_count)
+        steps = compare.compared_steps(incident, baseline, thresholds)
+        ranked = causes_.causes(*_sums(windows, narrow, baseline.window), steps) or ranked
+    flowchart, path = compare.walk(steps)
+    verdict = ranked[0]["code"] if ranked else flowchart
+    return {"verdict": verdict, "causes": ranked, "scope": where, "path": path,
+            **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds)}
+
+
+def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
+    """scope.scope() on the excess of the bucket that locates `cause`; [] without a baseline to exceed."""
+    bucket = scope_.MEASURED.get(cause, "total")
+    mean_ms = getattr(baseline.buckets, bucket).mean
+    material_ms = baseline.buckets.ttft.mean or baseline.buckets.total.mean
+    if mean_ms is None or not material_ms:
+        return []
+    rows = queries.scope_excess(*windows, bucket, mean_ms, settings.ANALYSIS_SEGMENT_EDGES, settings.ANALYSIS_TOP_N,
+                                scope_.MIN_ATTEMPTS, route=route)
+    return scope_.scope(rows, material_ms, cause)
+
+
+def _narrowing(where: list[dict], route: str) -> dict:
+    """collect()'s route / tenant arguments for the dominant scope value, {} when there is none to narrow to."""
+    if not where or where[0]["dimension"] not in NARROWING:
+        return {}
+    return {"route": route, "tenant": ""} | {where[0]["dimension"]: where[0]["value"]}
+
+
+def _own_baseline(windows, narrow, service_wide, min_count):
+    """The scope value's own baseline evidence when it had min_count attempts there, else the service's."""
+    project_id, service, _, _, baseline_start, baseline_end = windows
+    own = collect(project_id, service, baseline_start, baseline_end, **narrow)
+    return own if own.requests >= min_count else service_wide
+
+
+def _sums(windows, narrow, baseline_window) -> tuple[dict, dict]:
+    """queries.stage_sums of the incident and of the baseline the steps were compared with (the scope value's own,
+    or the service's when narrowed evidence fell back to it)."""
+    project_id, service, start, end, baseline_start, baseline_end = windows
+    own_baseline = {"route": baseline_window.route, "tenant": baseline_window.tenant}
+    return (queries.stage_sums(project_id, service, start, end, **narrow),
+            queries.stage_sums(project_id, service, baseline_start, baseline_end, **own_baseline))
+
+
+def _advice(verdict, flowchart, steps, incident, scoped, thresholds) -> dict:
+    """diagnose()'s findings and recommendations for the verdict, on the compared steps; plus a finding when the
+    flowchart ended elsewhere or ran on one scope value's requests."""
+    tenants = tenant_findings(incident.buckets, incident.tenants, incident.noisy_neighbours, thresholds)
+    findings = cause_findings(verdict, steps) + tenants + reliability_findings(incident.success_rate, thresholds)
+    if flowchart != verdict:
+        findings.append({"kind": "verdict", "code": flowchart,
+                         "message": f"the flowchart against the baseline ends at {flowchart}; {verdict} explains "
+                                    "the largest share of the increase"})
+    if scoped:
+        name, value = scoped["dimension"], scoped["value"]
+        findings.append({"kind": "scope", "code": "scoped_evidence", "dimension": name, "value": value,
+                         "message": f"the flowchart ran on the requests of {name} {value}, where the excess is"})
+    return {"findings": findings, "recommendations": recommend(verdict, tenant_findings=bool(tenants))}

@@ -1,0 +1,124 @@
+"""The incidents step of the minute pipeline, and the re-detection of one service over a stretch.
+
+Every minute: the services with attempts in the last ACTIVE minutes or an open incident are judged over the
+last STRETCH up to the last complete minute (reads: that stretch plus ANALYSIS_BASELINE_HOURS before it, and the
+same span a day earlier). Hours the materialize step re-materialized before that stretch (late or backfilled
+spans) are queued as IncidentRecheck rows and their services re-judged over [hour - 1 h, hour + 2 h). Projects
+take turns within the step's budget (analysis/fairness.py); rechecks left over wait in the DB for the next minute.
+"""
+import zlib
+from datetime import datetime, timedelta
+
+from django.conf import settings
+
+from analysis import queries
+from analysis.fairness import Deadline, run_in_turns
+from analysis.incidents.baseline import DAY, HOUR, Chooser
+from analysis.incidents.detection import detect
+from analysis.incidents.records import reconcile
+from analysis.models import Incident, IncidentRecheck
+from analysis.thresholds import configured
+
+STRETCH = timedelta(hours=2)  # what each minute re-judges: long enough to see any incident that is still settling
+ACTIVE = timedelta(minutes=10)  # a service with attempts this recent is judged every minute
+MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its onset
+
+
+def detect_service(project_id: int, service: str, start: datetime, end: datetime, now: datetime,
+                   route: str = "") -> dict:
+    """Detect the incidents of one service (one route, "" = all) with an onset in [start, end) and store them in
+    place of those stored there (records.reconcile). A stored incident still open at `start` (or ending after it)
+    is re-judged from its onset. Returns reconcile's counts plus "judged" and "no_baseline" minutes."""
+    th = configured()
+    start = _from_onset(project_id, service, route, start, end)
+    limit = now.replace(second=0, microsecond=0)
+    while True:
+        found = _walk(project_id, service, route, start, end, th)
+        if end >= limit or not found.incidents or found.incidents[-1].end is not None:
+            break
+        end = min(end + STRETCH, limit)  # a re-judged past stretch ends inside an incident: follow it to its end
+    counts = reconcile(project_id, service, route, start, end, found.incidents, now, th)
+    return {**counts, "judged": found.judged, "no_baseline": found.no_baseline}
+
+
+def _walk(project_id, service, route, start, end, th):
+    """detection.detect over [start, end) on the series read around it (module docstring)."""
+    hours = settings.ANALYSIS_BASELINE_HOURS
+    points = queries.incident_series(project_id, service, start - timedelta(hours=hours), end, route=route)
+    previous = queries.incident_series(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY, route=route)
+    excluded = _stored_minutes(project_id, service, route, start)
+    chooser = Chooser(points, previous, excluded, hours, th.incident_min_attempts, th.incident_baseline_minutes)
+    return detect(points, start, end, chooser, th)
+
+
+def _from_onset(project_id, service, route, start, end) -> datetime:
+    onsets = (Incident.objects.filter(project_id=project_id, service=service, route=route, start__lt=start,
+                                      start__gte=end - MAX_STRETCH)
+              .exclude(end__lte=start).values_list("start", flat=True))
+    return min([start, *onsets])
+
+
+def _stored_minutes(project_id, service, route, start):
+    """excluded(at) for the Chooser: whether minute `at` lies in a stored incident with an onset before `start`
+    (those from `start` on are being re-judged: the walk leaves out the ones it finds itself)."""
+    since = start - DAY - timedelta(hours=settings.ANALYSIS_BASELINE_HOURS) - HOUR
+    spans = list(Incident.objects.filter(project_id=project_id, service=service, route=route, start__lt=start,
+                                         start__gte=since).values_list("start", "end"))
+    return lambda at: any(s <= at and (e is None or at < e) for s, e in spans)
+
+
+def _hour(t: datetime) -> datetime:
+    return t.replace(minute=0, second=0, microsecond=0)
+
+
+def detect_recent(now: datetime, deadline: Deadline | None = None) -> dict:
+    """The minute job (see the module docstring). Returns {"window": [start, end] ISO, "services": judged,
+    "incidents": {count label: n}, "rechecked": hours re-judged, "deferred": rechecks left, "errors"}."""
+    end = now.replace(second=0, microsecond=0)
+    start = end - STRETCH
+    queues: dict[int, list] = {}
+    for project_id, service, route in _services(end):
+        queues.setdefault(project_id, []).append(("recent", project_id, service, route, start, end))
+    rechecks = IncidentRecheck.objects.order_by("queued_at", "id")
+    rechecks.filter(hour__gte=start - HOUR).delete()  # the recent stretch covers these already
+    for recheck in rechecks:
+        queues.setdefault(recheck.project_id, []).append(("recheck", recheck))
+    totals: dict[str, int] = {}
+
+    def unit(item) -> str:
+        if item[0] == "recheck":
+            return _recheck(item[1], now, totals)
+        _, project_id, service, route, since, until = item
+        _add(totals, detect_service(project_id, service, since, until, now, route=route))
+        return "service"
+
+    tally = run_in_turns([iter(q) for q in queues.values()], unit, deadline or Deadline(None), "incidents")
+    return {"window": [start.isoformat(), end.isoformat()], "services": tally.outcomes.get("service", 0),
+            "incidents": totals, "rechecked": tally.outcomes.get("recheck", 0),
+            "deferred": IncidentRecheck.objects.count(), "errors": tally.errors}
+
+
+def _services(end: datetime) -> list[tuple[int, str, str]]:
+    """(project, service, route) to judge: an incident still open first, then those with attempts in the last
+    ACTIVE minutes in an order shuffled per minute, so that a project with more services than a budget holds
+    has each of them judged in turn rather than the same first ones every minute."""
+    still_open = set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service", "route"))
+    active = {(p, s, "") for p, s in queries.active_services(end - ACTIVE, end)} - still_open
+    minute = end.strftime("%Y%m%d%H%M")
+    return sorted(still_open) + sorted(active, key=lambda unit: zlib.crc32(f"{minute}/{unit[1]}".encode()))
+
+
+def _recheck(recheck: IncidentRecheck, now: datetime, totals: dict) -> str:
+    """Re-judge every service of a re-materialized hour over [hour - 1 h, hour + 2 h), then drop the recheck."""
+    start, end = recheck.hour - HOUR, min(recheck.hour + 2 * HOUR, now.replace(second=0, microsecond=0))
+    try:
+        for service in queries.project_services(recheck.project_id, recheck.hour, recheck.hour + HOUR):
+            _add(totals, detect_service(recheck.project_id, service, start, end, now))
+    finally:  # also when it raised: a failing hour must not block the queue (logged by run_in_turns)
+        recheck.delete()
+    return "recheck"
+
+
+def _add(totals: dict, counts: dict) -> None:
+    for name in ("created", "updated", "closed", "deleted"):
+        totals[name] = totals.get(name, 0) + counts[name]

@@ -1,0 +1,28 @@
+"""Incidents: the project's incidents across services (open first, then newest), and one incident's page."""
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from analysis.incidents import reads
+from analysis.models import Incident
+from dashboard import incidents as incidents_
+from dashboard.access import page
+from dashboard.filters import now_minute
+
+
+@require_GET
+@page(needs_service=False)  # a service without traffic in the window may still have an open incident
+def incidents(request, page):
+    f, now = page.filters, now_minute()
+    service = request.GET.get("service", "")  # explicit only: the list spans every service by default
+    rows = reads.project_list(page.project.pk, f.start, f.end, service=service)
+    return page.render("dashboard/incidents.html", {
+        "rows": [incidents_.row(i, now) for i in rows], "service": service, "limit": reads.LIST_LIMIT,
+        "open_count": sum(i.end is None for i in rows), "all_services": f.query(service="")})
+
+
+@require_GET
+@page(needs_service=False)
+def incident(request, page, incident_id):
+    # only the page's project, whose membership `page` has checked: another project's incident is a 404
+    found = get_object_or_404(Incident.objects.select_related("project"), pk=incident_id, project=page.project)
+    return page.render("dashboard/incident.html", incidents_.page_context(page, found))

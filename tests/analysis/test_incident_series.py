@@ -1,0 +1,187 @@
+"""Incident detection on per-minute series: the walk and the baseline on hand-made series (pure), then the
+series query, reconcile and the minute job on request_buckets rows written by SQL (fast, no simulator)."""
+import random
+from datetime import datetime, timedelta, timezone
+
+from analysis import buckets
+from analysis.incidents.baseline import Chooser
+from analysis.incidents.detection import detect
+from analysis.thresholds import DEFAULT as TH
+
+T0 = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
+MINUTE = timedelta(minutes=1)
+
+
+def point(i: int, attempts: int = 100, **p95) -> dict:
+    """Minute i after T0 with every bucket's p95 (ms) at its base value, or as given; p50 at half of it."""
+    base = {"t_queue": 0.0, "t_conn": 5.0, "t_first_token": 200.0, "t_stream": 800.0, "t_post": 10.0,
+            "t_retry": 0.0, "ttft": 210.0, "total": 1020.0}
+    rng = random.Random(i)
+    out = {"at": T0 + i * MINUTE, "attempts": attempts, "errors": 0}
+    for name in buckets.ALL:
+        value = p95.get(name, base[name] * rng.uniform(0.93, 1.07))
+        out[name] = {"p50": value / 2, "p95": value, "count": attempts}
+    return out
+
+
+def run(points, start=None, end=None):
+    start = start or points[0]["at"]
+    end = end or points[-1]["at"] + MINUTE
+    chooser = Chooser(points, [], lambda at: False, 3, TH.incident_min_attempts, TH.incident_baseline_minutes)
+    return detect(points, start, end, chooser, TH)
+
+
+def grown(i, lo, hi, **p95):
+    return point(i, **p95) if lo <= i < hi else point(i)
+
+
+def test_a_doubled_bucket_opens_at_its_first_minute_and_closes_at_the_first_minute_back():
+    series = [grown(i, 40, 55, t_first_token=450.0, ttft=460.0) for i in range(80)]
+    found = run(series)
+    assert [(f.start, f.end) for f in found.incidents] == [(T0 + 40 * MINUTE, T0 + 55 * MINUTE)]
+    [incident] = found.incidents
+    assert set(incident.departed(TH)) == {"t_first_token", "ttft"}
+    assert incident.peak()["buckets"]["t_first_token"]["p95"] == 450.0
+    assert incident.baseline.median("t_first_token") < 215  # the incident's own minutes are not its baseline
+
+
+def test_a_steady_service_has_no_incident_however_slow():
+    slow = [point(i, t_first_token=30_000.0 * random.Random(i).uniform(0.9, 1.1), total=90_000.0) for i in range(120)]
+    assert run(slow).incidents == []
+
+
+def test_noise_tiny_buckets_and_short_blips_are_not_incidents():
+    series = [point(i) for i in range(90)]
+    for i in (30, 31):  # two minutes off: shorter than the persistence
+        series[i] = point(i, total=5000.0)
+    for i in range(50, 70):  # t_queue 0 -> 5 ms: under the floor
+        series[i] = point(i, t_queue=5.0)
+    assert run(series).incidents == []
+
+
+def test_quiet_minutes_are_neither_off_nor_normal_and_no_baseline_means_no_detection():
+    series = [point(i, attempts=3 if i % 2 else 100) for i in range(60)]
+    series[40:] = [point(i, attempts=3, total=9000.0) for i in range(40, 60)]  # slow but too few attempts to judge
+    found = run(series)
+    assert found.incidents == [] and found.judged == 20
+    early = run([point(i) for i in range(8)] + [point(i, total=9000.0) for i in range(8, 14)])
+    assert early.incidents == [] and early.no_baseline == 14  # no 15 minutes of traffic before these: not judged
+
+
+def test_an_incident_still_off_at_the_end_is_ongoing_and_two_incidents_are_two():
+    series = [point(i) for i in range(100)]
+    for lo, hi in ((30, 42), (60, 100)):
+        series[lo:hi] = [point(i, t_stream=2000.0, total=2300.0) for i in range(lo, hi)]
+    found = run(series)
+    assert [(f.start, f.end) for f in found.incidents] == [(T0 + 30 * MINUTE, T0 + 42 * MINUTE), (T0 + 60 * MINUTE, None)]
+
+
+def test_the_previous_days_hour_is_the_baseline_when_it_has_traffic():
+    today = [point(24 * 60 + i, total=2500.0) for i in range(60)]  # slower than yesterday all hour long
+    yesterday = [point(i) for i in range(60)]
+    chooser = Chooser(today, yesterday, lambda at: False, 3, TH.incident_min_attempts, TH.incident_baseline_minutes)
+    found = detect(today, today[0]["at"], today[-1]["at"] + MINUTE, chooser, TH)
+    assert [f.start for f in found.incidents] == [today[0]["at"]]
+    assert found.incidents[0].baseline.source == "previous_day"
+    excluded = Chooser(today, yesterday, lambda at: at < T0 + 50 * MINUTE, 3, 10, 15)
+    assert excluded.at(today[10]["at"]) is None  # 10 minutes left of yesterday's hour, 10 before it today
+
+
+# ---- on request_buckets rows: the series query, reconcile and the minute job ---------------------------------
+
+ROWS_SQL = """
+INSERT INTO request_buckets (project_id, service, instance, tenant, route, model, run_id, trace_id, span_id, attempt,
+  status, start_at, queued_at, t_queue_ms, t_conn_ms, t_first_token_ms, t_stream_ms, t_post_ms, t_retry_ms, ttft_ms,
+  total_ms, is_final_attempt, run_attempt_count, computed_at)
+SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', '/chat', 'm-8b', concat({tag:String}, toString(number)),
+  lower(hex(sipHash128({tag:String}, number))), lower(hex(sipHash64({tag:String}, number))), 1, 'ok',
+  {start:DateTime64(9, 'UTC')} + toIntervalMillisecond(intDiv(number * 60000, {per_minute:UInt32})) AS q, q,
+  NULL, 5, {first_token_ms:Float64} * (0.7 + (sipHash64(number, 1) % 600) / 1000) AS ft, 800, 10, 0,
+  5 + ft, 815 + ft, 1, 1, now64(3)
+FROM numbers({n:UInt64})"""
+
+
+def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_minute=60, tag="a"):
+    """per_minute attempts a minute for `minutes` from `start`, t_first_token around first_token_ms, t_queue NULL."""
+    client.command(ROWS_SQL, parameters={
+        "p": project_id, "service": service, "tag": f"{tag}{start:%H%M}", "start": start.replace(tzinfo=None),
+        "per_minute": per_minute, "first_token_ms": first_token_ms, "n": minutes * per_minute})
+
+
+def test_the_series_counts_logical_attempts_and_leaves_unmeasured_buckets_unknown(clickhouse, alpha):
+    from analysis.queries import incident_series
+    project, _ = alpha
+    for _ in range(2):  # the same attempts materialized twice: FINAL reads each once
+        rows(clickhouse, project.id, "svc", T0, 3)
+    series = incident_series(project.id, "svc", T0, T0 + 3 * MINUTE)
+    assert [(p["at"], p["attempts"]) for p in series] == [(T0 + i * MINUTE, 60) for i in range(3)]
+    assert series[0]["t_queue"] == {"p50": None, "p95": None, "count": 0}
+    assert 140 <= series[0]["t_first_token"]["p50"] <= 260 and series[0]["t_first_token"]["count"] == 60
+
+
+def _incident_service(clickhouse, project_id, service="svc", tag="a"):
+    """40 normal minutes, 15 with t_first_token x3, 20 normal again: an incident [T0+40m, T0+55m)."""
+    rows(clickhouse, project_id, service, T0, 40, tag=tag)
+    rows(clickhouse, project_id, service, T0 + 40 * MINUTE, 15, first_token_ms=600.0, tag=tag)
+    rows(clickhouse, project_id, service, T0 + 55 * MINUTE, 20, tag=tag)
+
+
+def test_detection_is_stored_once_and_a_rerun_changes_nothing(clickhouse, alpha):
+    from analysis.incidents.jobs import detect_service
+    from analysis.incidents.records import incident_json, incidents_overlapping
+    from analysis.models import Incident
+    project, _ = alpha
+    _incident_service(clickhouse, project.id)
+    now = T0 + 80 * MINUTE
+    first = detect_service(project.id, "svc", T0, T0 + 75 * MINUTE, now)
+    [row] = Incident.objects.all()
+    assert (first["created"], row.start, row.end) == (1, T0 + 40 * MINUTE, T0 + 55 * MINUTE)
+    assert row.baseline["buckets"]["t_first_token"]["p95"] < 400 < row.peak["buckets"]["t_first_token"]["p95"]
+    assert row.baseline["buckets"]["t_queue"] == {"p50": None, "p95": None}  # not measured, not 0
+    assert "t_first_token" in row.detail["departed"] and "t_queue" not in row.detail["departed"]
+    again = detect_service(project.id, "svc", T0, T0 + 75 * MINUTE, now + 10 * MINUTE)
+    assert (again["unchanged"], again["created"], again["deleted"]) == (1, 0, 0)
+    assert Incident.objects.get().updated_at == row.updated_at
+    assert [i.id for i in incidents_overlapping(project.id, "svc", T0 + 50 * MINUTE, T0 + 51 * MINUTE)] == [row.id]
+    assert incidents_overlapping(project.id, "svc", T0, T0 + 40 * MINUTE) == []
+    shaped = incident_json(row, "http://x/incidents/1")
+    assert set(shaped) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url"}
+    assert (shaped["start"], shaped["end"]) == ("2026-11-20T08:40:00Z", "2026-11-20T08:55:00Z")
+    assert set(shaped["baseline"]) == {"start", "end", "buckets", "ttft", "total"}
+
+
+def test_an_ongoing_incident_is_open_then_closed_keeping_its_id(clickhouse, alpha):
+    from analysis.incidents.jobs import detect_service
+    from analysis.models import Incident
+    project, _ = alpha
+    rows(clickhouse, project.id, "svc", T0, 40)
+    rows(clickhouse, project.id, "svc", T0 + 40 * MINUTE, 10, first_token_ms=600.0)
+    detect_service(project.id, "svc", T0, T0 + 50 * MINUTE, T0 + 50 * MINUTE)
+    opened = Incident.objects.get()
+    assert (opened.start, opened.end) == (T0 + 40 * MINUTE, None)
+    rows(clickhouse, project.id, "svc", T0 + 50 * MINUTE, 5, first_token_ms=600.0, tag="b")
+    rows(clickhouse, project.id, "svc", T0 + 55 * MINUTE, 10, tag="b")
+    out = detect_service(project.id, "svc", T0 + 45 * MINUTE, T0 + 65 * MINUTE, T0 + 65 * MINUTE)
+    closed = Incident.objects.get()
+    assert (out["closed"], closed.id, closed.start, closed.end) == (1, opened.id, T0 + 40 * MINUTE, T0 + 55 * MINUTE)
+
+
+def test_the_minute_job_judges_active_services_and_a_late_backfill_is_rechecked(clickhouse, alpha):
+    from analysis.incidents.jobs import detect_recent
+    from analysis.jobs import materialize_since_watermark
+    from analysis.models import Incident, IncidentRecheck
+    project, _ = alpha
+    _incident_service(clickhouse, project.id)
+    out = detect_recent(T0 + 75 * MINUTE)
+    assert (out["services"], out["incidents"]["created"]) == (1, 1)
+    assert Incident.objects.get().start == T0 + 40 * MINUTE
+    # hours later, an incident of another service arrives late: only the recheck of its hour finds it
+    later = T0 + 6 * 60 * MINUTE
+    _incident_service(clickhouse, project.id, "late", tag="z")
+    IncidentRecheck.objects.create(project=project, hour=T0, queued_at=later)
+    out = detect_recent(later)
+    assert (out["rechecked"], out["deferred"]) == (1, 0)
+    assert sorted(Incident.objects.values_list("service", "start")) == [("late", T0 + 40 * MINUTE),
+                                                                       ("svc", T0 + 40 * MINUTE)]
+    materialize_since_watermark(later)  # nothing ingested: nothing queued
+    assert not IncidentRecheck.objects.exists()

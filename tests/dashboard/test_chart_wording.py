@@ -1,0 +1,19 @@
+"""Chart hover labels read like the rest of the product: units, no scientific notation, "not measured"."""
+from datetime import datetime, timezone
+
+from dashboard import charts
+
+
+def test_percentile_hover_shows_durations_in_their_unit():
+    at = datetime(2026, 1, 5, 10, tzinfo=timezone.utc)
+    points = [{"at": at, "ttft": {"p50": 25692.644, "p95": 640.2, "p99": None}}]
+    spec = charts.percentile_lines(points, "ttft", "TTFT")
+    assert [t["customdata"] for t in spec["data"]] == [["25.7 s"], ["640 ms"], ["not measured"]]
+    assert all("%{customdata}" in t["hovertemplate"] for t in spec["data"])
+
+
+def test_stacked_bucket_hover_shows_durations_in_their_unit():
+    buckets = {b: {"p95": 1.5e6 if b == "t_queue" else 12.0} for b in charts.STAGES}
+    spec = charts.stacked_buckets([{"label": "/v1/chat", "buckets": buckets}], "p95", "by route")
+    hover = {t["name"]: t["customdata"] for t in spec["data"]}
+    assert hover["t_queue"] == ["25 min"] and hover["t_post"] == ["12 ms"]

@@ -1,0 +1,84 @@
+"""Answers over a window reaching the last minutes count what is stored now, not what the minute job last
+materialized: no minute job runs in these tests, so every count below comes from the on-demand refresh."""
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from django.core.cache import cache
+
+from analysis import freshness, lookups
+from tests import factories as f
+
+pytestmark = pytest.mark.django_db
+SVC = "alpha-svc"
+SECOND_NS = 1_000_000_000
+
+
+def _attempts(n: int, first_ns: int) -> list:
+    """n attempts one second apart from first_ns (each 1,235 ms long: all ended before now)."""
+    return [f.attempt(start_ns=first_ns + i * SECOND_NS) for i in range(n)]
+
+
+def _counts(client, ann_client, key, window: dict) -> tuple:
+    """(the diagnosis API's requests, the Overview's requests in window, the diagnosis page's requests)."""
+    api = client.get("/api/v1/diagnosis", {"service": SVC, **window}, HTTP_AUTHORIZATION=f"Bearer {key}").json()
+    overview = ann_client.get("/", {"project": "alpha", "range": "15m"}).content.decode()
+    page = ann_client.get("/diagnosis/", {"project": "alpha", "service": SVC, "range": "15m"}).content.decode()
+    return api["evidence"]["requests"], _stat(overview, "requests in window"), _stat(page, "requests")
+
+
+def _stat(body: str, label: str) -> int:
+    start = body.index(f'<span class="stat">{label}<b>') + len(f'<span class="stat">{label}<b>')
+    return int(body[start:body.index("</b>", start)])
+
+
+def test_answers_count_spans_ingested_seconds_ago(members, ingest, clickhouse, client, ann_client):
+    _, _, key = members["ann"]
+    now = datetime.now(timezone.utc)
+    now_ns = time.time_ns()
+    window = {"start": (now - timedelta(minutes=15)).isoformat(), "end": (now + timedelta(minutes=1)).isoformat()}
+    ingest(key, f.request(*_attempts(200, now_ns - 300 * SECOND_NS), service=SVC))
+    assert _counts(client, ann_client, key, window) == (200, 200, 200)
+    # 50 more: the next answers count them, the diagnosis page's cached result included
+    ingest(key, f.request(*_attempts(50, now_ns - 90 * SECOND_NS), service=SVC))
+    assert _counts(client, ann_client, key, window) == (250, 250, 250)
+
+
+def test_a_window_before_the_recent_hours_costs_no_query(members, clickhouse):
+    _, alpha, _ = members["ann"]
+    now = datetime.now(timezone.utc)
+    # nothing is read: an old window is the minute job's (queries would fail on a dropped table)
+    clickhouse.command("RENAME TABLE spans TO spans_hidden")
+    try:
+        fresh = freshness.refresh(alpha.pk, now - timedelta(days=2), now - timedelta(days=1))
+    finally:
+        clickhouse.command("RENAME TABLE spans_hidden TO spans")
+    assert fresh == freshness.Freshness()
+
+
+def test_refresh_materializes_only_stale_hours_and_stamps_what_it_saw(members, ingest, clickhouse):
+    _, alpha, key = members["ann"]
+    now = datetime.now(timezone.utc)
+    ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
+    # past the overlap: spans stamped within it before a materialization count as possibly missed by it
+    time.sleep(freshness.OVERLAP.total_seconds() + 0.1)
+    first = freshness.refresh(alpha.pk, now - timedelta(minutes=15), now + timedelta(minutes=1))
+    assert first.materialized >= 1 and first.left == 0 and first.newest_ingested_at is not None
+    again = freshness.refresh(alpha.pk, now - timedelta(minutes=15), now + timedelta(minutes=1))
+    assert again.materialized == 0 and again.stamp == first.stamp  # nothing new: no work, same cache key
+
+
+def test_an_hour_too_slow_for_the_budget_is_left_to_the_minute_job(members, ingest, clickhouse):
+    _, alpha, key = members["ann"]
+    now = datetime.now(timezone.utc)
+    window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
+    ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
+    assert freshness.refresh(alpha.pk, *window).materialized >= 1  # the 3 attempts
+    # as if the hours' last on-demand runs had taken 10 s (a busy hour), a minute ago: over the 5 s budget
+    for ago in (61, 25):
+        hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
+        cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=1), timedelta(seconds=10)))
+    ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
+    left = freshness.refresh(alpha.pk, *window)
+    assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not done, and nothing read now is cached
+    assert lookups.services(alpha.pk, *window) == [{"service": SVC, "requests": 3}]  # the minute job adds the 2
