@@ -8,22 +8,13 @@ would blame its old trouble for a new incident of another cause. The correlation
 absolute answer: a rank correlation describes how the incident behaves, not how much of something it has.
 analysis.diagnosis is not changed: its plain diagnosis still answers against the thresholds alone.
 """
-from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, Node, evaluate
+from analysis.diagnosis import FLOWCHART, LABELS, NODES, VERDICTS, Node, evaluate
 from analysis.evidence_types import Evidence
 from analysis.thresholds import Thresholds
 from analysis.wording import fmt, ratio
 
 GROWTH = 1.5  # a magnitude has changed when it is at least this many times the baseline's
 ABSOLUTE = frozenset({"retry_queue_spearman", "churn_spearman"})  # correlations: their answer stays absolute
-# What each node measures, as a comparison sentence names it ("t_queue p95 33 s vs baseline 40 ms: ×800").
-LABELS = {
-    "queue_p95": "t_queue p95", "queue_share": "t_queue share of total at p95", "idle_slots": "gap_fraction",
-    "retry_rate_backlog": "retries", "retry_queue_spearman": "Spearman(retries, queue depth)",
-    "prep_share": "preprocessing share of t_first_token", "post_share": "t_post share of total at p50",
-    "ttft_p95": "TTFT p95", "ttft_decode": "decode", "new_connections": "new connections",
-    "churn_spearman": "Spearman(churn, TTFT p95)", "network_share": "network share of t_first_token",
-    "prefill_ratio": "TTFT p50 of the longest prompts vs the shortest", "decode_speed": "decode", "retry_rate": "retries",
-}
 
 
 def grew(value: float, baseline: dict) -> bool:

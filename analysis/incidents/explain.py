@@ -17,6 +17,7 @@ from analysis.incidents import scope as scope_
 from analysis.recommendations import recommend
 from analysis.thresholds import configured
 from analysis.windows import check_window
+from analysis.wording import fmt
 
 NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the evidence to
 
@@ -55,7 +56,18 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     flowchart, path = compare.walk(steps)
     verdict = ranked[0]["code"] if ranked else flowchart
     return {"verdict": verdict, "causes": ranked, "scope": where, "path": path,
-            **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds)}
+            **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds,
+                      why(verdict, ranked, path))}
+
+
+def why(verdict: str, ranked: list[dict], path: list[dict]) -> str:
+    """Why the incident's fixes: the verdict's share of the increase, then the path's yes answers against the
+    baseline ("because queue_backlog explains 95% of the increase over the baseline; t_queue p95 33 s vs baseline
+    40 ms: ×800")."""
+    share = next((c["share"] for c in ranked if c["code"] == verdict), None)
+    parts = [f"{verdict} explains {fmt(share, '%')} of the increase over the baseline"] if share else []
+    parts += [s["comparison"] for s in path if s["answer"] == "yes"]
+    return "because " + "; ".join(parts) if parts else ""
 
 
 def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
@@ -93,7 +105,7 @@ def _sums(windows, narrow, baseline_window) -> tuple[dict, dict]:
             queries.stage_sums(project_id, service, baseline_start, baseline_end, **own_baseline))
 
 
-def _advice(verdict, flowchart, steps, incident, scoped, thresholds) -> dict:
+def _advice(verdict, flowchart, steps, incident, scoped, thresholds, because: str) -> dict:
     """diagnose()'s findings and recommendations for the verdict, on the compared steps; plus a finding when the
     flowchart ended elsewhere or ran on one scope value's requests."""
     tenants = tenant_findings(incident.buckets, incident.tenants, incident.noisy_neighbours, thresholds)
@@ -106,4 +118,4 @@ def _advice(verdict, flowchart, steps, incident, scoped, thresholds) -> dict:
         name, value = scoped["dimension"], scoped["value"]
         findings.append({"kind": "scope", "code": "scoped_evidence", "dimension": name, "value": value,
                          "message": f"the flowchart ran on the requests of {name} {value}, where the excess is"})
-    return {"findings": findings, "recommendations": recommend(verdict, tenant_findings=bool(tenants))}
+    return {"findings": findings, "recommendations": recommend(verdict, tenant_findings=tenants, why=because)}

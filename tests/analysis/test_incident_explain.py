@@ -93,6 +93,10 @@ def test_steady_slow_decode_does_not_take_the_blame_for_a_network_incident(incid
     assert result["scope"] == []  # every tenant, instance, route grew alike
     decode = next(step for step in result["path"] if step["node"] == "ttft_decode")
     assert (decode["absolute_answer"], decode["answer"], decode["change"]) == ("yes", "no", "×1")
+    # its fixes say why: the cause's share of the increase and the baseline comparison that said yes
+    why = result["recommendations"][0]["why"]
+    assert why.startswith("because network_overhead explains 100% of the increase over the baseline"), why
+    assert "network share of t_first_token" in why and "vs baseline" in why, why
     # the plain diagnosis of the same window, against thresholds alone, blames the old slowness
     assert run_diagnosis(alpha[0].id, SVC, *INCIDENT)["verdict"] == "decode_throughput"
 
