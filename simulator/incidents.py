@@ -38,8 +38,8 @@ class Overlay:
 
 OVERLAYS: dict[str, Overlay] = {
     "queue_backlog": Overlay(
-        "an arrival surge of 0.9x the base rate: the capped slots fill and requests wait",
-        surge=0.9),
+        "an arrival surge of 0.8x the base rate: the capped slots fill and requests wait",
+        surge=0.8),
     "noisy_tenant": Overlay(
         "one tenant's bulk surge (long prompts, long outputs) takes the slots; the others queue behind it",
         surge=0.35, surge_tokens=(6000, 600), scopes=("tenant",), needs_scope="tenant"),
@@ -47,8 +47,8 @@ OVERLAYS: dict[str, Overlay] = {
         "the scheduler stalls ~2.5 s every ~4 s per instance: a backlog with idle slots",
         stalls=(4.0, 2500.0), scopes=("instance",)),
     "retry_amplification": Overlay(
-        "a client timeout cut to 0.4 s with 4 attempts: slower first tokens time out and are retried",
-        knobs=lambda s: {"timeout_s": 0.4, "max_attempts": 4, "backoff_ms": 100.0}),
+        "a client timeout cut to 0.3 s with 4 attempts: slower first tokens time out and are retried",
+        knobs=lambda s: {"timeout_s": 0.3, "max_attempts": 4, "backoff_ms": 100.0}),
     "preprocessing": Overlay(
         "a slow prompt builder (on a route: a slow retriever called while building the prompt, inside the "
         "attempt, holding its slot) and a 10x slower tokenizer",

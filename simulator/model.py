@@ -152,9 +152,10 @@ class Simulation:
                 break
         self.at(t, self._arrive, tenant)
 
-    def _arrive(self, tenant, route: str | None = None, tokens: tuple | None = None, pin: int | None = None) -> None:
+    def _arrive(self, tenant, route: str | None = None, tokens: tuple | None = None, pin: int | None = None,
+                surge: bool = False) -> None:
         """A new run of `tenant`; an incident's surge fixes its route, token medians or instance."""
-        if tokens is None:
+        if not surge:  # the tenant's own stream goes on; a surge schedules its own
             self._next_arrival(tenant)
         prompt_median, output_median = tokens or (tenant.prompt_tokens, tenant.output_tokens)
         # the random numbers are drawn in the order they always were; the prompt is sized once the run's
@@ -329,7 +330,7 @@ class Simulation:
         pin = next(i.index for i in self.instances if incident.matches(self.service, None, i.index)) \
             if scope[0] == "instance" else None
         self._arrive(tenant, route=scope[1] if scope[0] == "route" else None,
-                     tokens=incident.overlay.surge_tokens, pin=pin)
+                     tokens=incident.overlay.surge_tokens, pin=pin, surge=True)
 
     def _incident_stall(self, incident: Active, inst: Instance) -> None:
         if self.now >= incident.end_ms:

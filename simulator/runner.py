@@ -32,11 +32,11 @@ class Totals:
 
 
 def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed: int, service: str,
-                   live: bool = False, stop=None) -> Totals:
+                   live: bool = False, stop=None, incidents=()) -> Totals:
     """Emit every run of the simulation; live: each when the wall clock reaches its end."""
     totals, started = Totals(), time.monotonic()
     last_flush = started
-    for run in simulate(scenario, duration_s, seed=seed, service=service):
+    for run in simulate(scenario, duration_s, seed=seed, service=service, incidents=incidents):
         if stop is not None and stop.is_set():
             break
         if live:

@@ -117,6 +117,13 @@ PRESETS: dict[str, Scenario] = {
                  Tenant("bulkcorp", 0.25, prompt_tokens=6000, output_tokens=600, long_prompt_share=0.3,
                         bursts=((0.25, 0.45, 2.2),))),
         description="One tenant's bulk traffic takes most slots; everyone else queues behind it."),
+    # Slow in absolute terms all the time, and steady: a 70B model on long prompts. TTFT and decode are both
+    # slow, which the flowchart names decode_throughput; there is headroom, so no queue forms.
+    "steady_slow": BASE.with_(
+        name="steady_slow", cause="decode_throughput", rps=2.0, instances=5, timeout_s=120.0,
+        models=(("llama-3.1-70b-instruct", 1.0),), prefill_ms_per_1k=110.0, decode_ms_per_token=45.0,
+        batch_slowdown=0.3, tenants=tuple(replace(t, prompt_tokens=4000, output_tokens=350) for t in BASE.tenants),
+        description="A 70B model on long prompts: slow first tokens and slow decode, every minute, without change."),
 }
 
 

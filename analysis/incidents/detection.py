@@ -7,8 +7,12 @@ above its baseline median by all three of: a factor, k robust deviations (1.4826
 never count. A metric the spans cannot give has no known values and never departs.
 
 An incident opens at the first of incident_persist_minutes consecutive off minutes (its onset) and keeps the
-baseline of that minute; it closes at the first of as many consecutive normal minutes (its end). Still off, or
-not yet back for long enough, when the series ends: ongoing, end None.
+baseline of that minute and the metrics that were off in most of those minutes (its *own* metrics). While it is
+open a minute is off only when one of its own metrics is: the per-minute TTFT p95 of a mixed prompt population is
+spiky (a long prompt more or less in the top 5 % of ~100 requests), and a post-processing incident must not stay
+open on TTFT spikes it never had. It closes at the first normal minute from which incident_persist_minutes normal
+minutes come with at most one off minute among them (one lone spike does not keep an incident open either); that
+minute is its end. Still off, or not yet back for long enough, when the series ends: ongoing, end None.
 """
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +33,7 @@ class Found:
     baseline: Baseline
     end: datetime | None = None
     points: list = field(default_factory=list)
+    own: tuple = buckets.ALL  # the metrics that keep it open (own_metrics)
 
     def departed(self, th: Thresholds) -> list[str]:
         """The metrics off in at least one of the incident's minutes, the most off minutes first."""
@@ -77,8 +82,15 @@ def off_metric(point: dict, metric: str, baseline: Baseline, th: Thresholds) -> 
     return value["p95"] > limit
 
 
-def is_off(point: dict, baseline: Baseline, th: Thresholds) -> bool:
-    return any(off_metric(point, metric, baseline, th) for metric in buckets.ALL)
+def is_off(point: dict, baseline: Baseline, th: Thresholds, metrics=buckets.ALL) -> bool:
+    return any(off_metric(point, metric, baseline, th) for metric in metrics)
+
+
+def own_metrics(onset: list[dict], baseline: Baseline, th: Thresholds) -> tuple:
+    """The metrics off in most of an incident's onset minutes (at least one: the most often off)."""
+    counts = {m: sum(1 for p in onset if off_metric(p, m, baseline, th)) for m in buckets.ALL}
+    most = [m for m, n in counts.items() if 2 * n > len(onset)]
+    return tuple(most) or (max(counts, key=counts.get),)
 
 
 def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser, th: Thresholds) -> Detection:
@@ -99,7 +111,8 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             elif is_off(point, baseline, th):
                 run.append((point, baseline))
                 if len(run) >= th.incident_persist_minutes:
-                    current = Found(run[0][0]["at"], run[0][1], points=[p for p, _ in run])
+                    current = Found(run[0][0]["at"], run[0][1], points=[p for p, _ in run],
+                                    own=own_metrics([p for p, _ in run], run[0][1], th))
                     inside.update(p["at"] for p, _ in run)
                     out.incidents.append(current)
                     run = []
@@ -108,9 +121,19 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             continue
         current.points.append(point)
         inside.add(point["at"])
-        back = [] if is_off(point, current.baseline, th) else back + [point]
-        if len(back) >= th.incident_persist_minutes:
-            current.end = back[0]["at"]
+        back = closing(back, point, is_off(point, current.baseline, th, current.own))
+        if sum(1 for _, off in back if not off) >= th.incident_persist_minutes:
+            current.end = back[0][0]["at"]
             current.points = [p for p in current.points if p["at"] < current.end]
             current, back = None, []
     return out
+
+
+def closing(back: list, point: dict, off: bool) -> list:
+    """The minutes since an open incident looked back at its baseline, as (point, off) pairs: they start with a
+    normal minute and tolerate one off minute; a second off minute starts the count again."""
+    if not back:
+        return [] if off else [(point, False)]
+    if off and any(was_off for _, was_off in back):
+        return []
+    return back + [(point, off)]

@@ -4,15 +4,23 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from simulator.emit import Emitter, make_exporter
+from simulator.incidents import check_incidents, parse_incident, parse_scope
 from simulator.runner import parse_duration, run_simulation, with_tenants
 from simulator.scenarios import PRESETS
 
 
 class Command(BaseCommand):
-    help = "Send simulated LLM serving traffic (one preset cause) as real OTLP to a latency_obs endpoint."
+    help = ("Send simulated LLM serving traffic (a preset, optionally with incidents) as real OTLP to a "
+            "latency_obs endpoint.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--scenario", required=True, choices=sorted(PRESETS))
+        parser.add_argument("--scenario", choices=sorted(PRESETS),
+                            help="the preset (required without --incident; with it the default is healthy)")
+        parser.add_argument("--incident", action="append", default=[], metavar="CAUSE@START+DURATION[:DIM=VALUE]",
+                            help="switch a cause on for part of the run, e.g. network_overhead@40m+20m or "
+                                 "network_overhead@40m+20m:tenant=acme (repeatable; overlapping causes combine)")
+        parser.add_argument("--scope", metavar="DIM=VALUE", help="limit every --incident without a scope of its own "
+                                                                 "to a tenant, route or instance (e.g. tenant=acme)")
         parser.add_argument("--rps", type=float, help="requests per second (default: the preset's); the fleet scales "
                                                        "with it, so the preset's cause stays the dominant one")
         parser.add_argument("--duration", default="30m", help="simulated time: 90s, 30m, 1h (default 30m)")
@@ -26,26 +34,32 @@ class Command(BaseCommand):
         parser.add_argument("--live", action="store_true", help="send in real time instead of as fast as possible")
 
     def handle(self, *args, **o):
-        scenario = PRESETS[o["scenario"]]
+        if not o["scenario"] and not o["incident"]:
+            raise CommandError("give --scenario, or --incident (then the base scenario is healthy)")
+        scenario = PRESETS[o["scenario"] or "healthy"]
         try:
             duration = parse_duration(o["duration"])
             if o["tenants"]:
                 scenario = with_tenants(scenario, o["tenants"])
+            if o["rps"]:
+                scenario = scenario.at_rps(o["rps"])
+            scope = parse_scope(o["scope"]) if o["scope"] else None
+            incidents = [parse_incident(text, scope) for text in o["incident"]]
+            check_incidents(incidents, scenario, duration, o["service"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if o["rps"]:
-            scenario = scenario.at_rps(o["rps"])
         key = o["key"] or _demo_key()
         endpoint = o["endpoint"] or ("127.0.0.1:4317" if o["protocol"] == "grpc" else "http://127.0.0.1:8000/v1/traces")
         # the simulated hour ends now (live: starts now), so dashboards show it as recent traffic
         base_ns = time.time_ns() - (0 if o["live"] else int(duration * 1e9))
         emitter = Emitter(make_exporter(endpoint, key, o["protocol"]), base_ns, fmt=o["format"], seed=o["seed"])
         started = time.monotonic()
-        totals = run_simulation(emitter, scenario, duration, o["seed"], o["service"], live=o["live"])
+        totals = run_simulation(emitter, scenario, duration, o["seed"], o["service"], live=o["live"],
+                                incidents=incidents)
         exported, failed = emitter.close()
         elapsed = time.monotonic() - started
         self.stdout.write(
-            f"{scenario.name}: {totals.runs} runs, {totals.attempts} attempts, {exported} spans sent to {endpoint} "
+            f"{scenario.name}{''.join(f' + {spec}' for spec in incidents)}: {totals.runs} runs, {totals.attempts} attempts, {exported} spans sent to {endpoint} "
             f"in {elapsed:.1f}s ({exported / max(elapsed, 1e-9):,.0f} spans/s)"
         )
         if failed:

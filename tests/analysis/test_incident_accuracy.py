@@ -1,0 +1,113 @@
+"""Incidents end to end, judged the way the issue judges them: simulated traffic with injected incidents (the
+simulator's own overlays) -> real ingest -> materialize -> the minute job's incidents step -> GET /api/v1/incidents.
+
+Strict per case: every injected incident found once, onset within 120 s, end within 180 s (a queue drains after its
+cause stops), verdict and causes[0] the injected cause, the injected scope on top of `scope` (and `scope` empty for a
+service-wide cause); no incident at all on healthy or steady-slow services.
+"""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from analysis.fairness import Deadline
+from analysis.incidents.jobs import detect_recent
+from analysis.windows import iso
+from simulator.scenarios import PRESETS
+from tests.simulated import send_simulated
+
+pytestmark = pytest.mark.slow
+BASE = PRESETS["healthy"].at_rps(2.0)  # modest traffic keeps each case to seconds
+SERVICE = "llm-gateway"
+ONSET_S, END_S = 120, 180
+
+
+def incidents_via_api(client, key, sent) -> list[dict]:
+    now = datetime.now(timezone.utc)
+    detect_recent(now, Deadline(None))
+    response = client.get("/api/v1/incidents", {"service": SERVICE, "start": iso(sent.start), "end": iso(now)},
+                          headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200, response.content
+    return response.json()["incidents"]
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def assert_matches(found: dict, injected, scoped: bool = False) -> None:
+    summary = {k: found[k] for k in ("start", "end", "verdict", "causes", "scope")}
+    assert abs((at(found["start"]) - injected.onset).total_seconds()) <= ONSET_S, (summary, injected.onset)
+    assert found["end"] is not None, summary
+    assert abs((at(found["end"]) - injected.end).total_seconds()) <= END_S, (summary, injected.end)
+    assert found["verdict"] == injected.cause, summary
+    assert found["causes"][0]["code"] == injected.cause, summary
+    assert 0 < sum(c["share"] for c in found["causes"]) <= 1, summary
+    if scoped:
+        dimension, value = injected.scope
+        assert (found["scope"][0]["dimension"], found["scope"][0]["value"]) == (dimension, value), summary
+    else:
+        assert found["scope"] == [], summary
+
+
+CAUSES = ("queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
+          "prefill_pressure", "decode_throughput", "post_processing", "network_overhead")
+
+
+@pytest.mark.parametrize("cause", CAUSES)
+def test_a_localized_incident_of_each_cause_is_found_timed_and_explained(cause, client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=BASE, duration="45m", incidents=[f"{cause}@22m+15m"], seed=7)
+    found = incidents_via_api(client, key, sent)
+    assert len(found) == 1, [(i["start"], i["end"], i["verdict"]) for i in found]
+    assert_matches(found[0], sent.incidents[0])
+
+
+@pytest.mark.parametrize("spec", ["network_overhead@22m+15m:tenant=acme", "preprocessing@22m+15m:route=/v1/summarize",
+                                  "admission_gap@22m+15m:instance=llm-gateway-2"])
+def test_a_scoped_incident_names_its_scope_first(spec, client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=BASE, duration="45m", incidents=[spec], seed=8)
+    found = incidents_via_api(client, key, sent)
+    assert len(found) == 1, [(i["start"], i["end"], i["verdict"], i["scope"]) for i in found]
+    assert_matches(found[0], sent.incidents[0], scoped=True)
+
+
+def test_two_incidents_in_one_window_are_two(client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=BASE, duration="60m",
+                          incidents=["network_overhead@20m+12m", "post_processing@42m+12m"], seed=9)
+    found = incidents_via_api(client, key, sent)
+    assert len(found) == 2, [(i["start"], i["end"], i["verdict"]) for i in found]
+    for incident, injected in zip(found, sent.incidents):
+        assert_matches(incident, injected)
+
+
+def test_two_causes_at_once_are_both_named_larger_first(client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=BASE, duration="45m",
+                          incidents=["network_overhead@22m+15m", "decode_throughput@22m+15m"], seed=10)
+    found = incidents_via_api(client, key, sent)
+    assert len(found) == 1, [(i["start"], i["end"], i["verdict"]) for i in found]
+    codes = [c["code"] for c in found[0]["causes"]]
+    assert set(codes[:2]) == {"network_overhead", "decode_throughput"}, found[0]["causes"]
+    shares = [c["share"] for c in found[0]["causes"]]
+    assert shares == sorted(shares, reverse=True)
+    assert found[0]["verdict"] == codes[0]
+
+
+@pytest.mark.parametrize("base,seed", [("healthy", 11), ("healthy", 12), ("steady_slow", 11), ("steady_slow", 12)])
+def test_steady_services_have_no_incident(base, seed, client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    scenario = PRESETS[base].at_rps(min(2.0, PRESETS[base].rps))
+    sent = send_simulated(project, key, base=scenario, duration="50m", seed=seed)
+    found = incidents_via_api(client, key, sent)
+    assert found == [], [(i["start"], i["end"], i["verdict"], i["path"][:1]) for i in found]
+
+
+def test_an_ongoing_incident_has_no_end(client, transactional_db, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=BASE, duration="35m", incidents=["network_overhead@24m+11m"], seed=13)
+    found = incidents_via_api(client, key, sent)
+    assert len(found) == 1 and found[0]["end"] is None, found
+    assert abs((at(found[0]["start"]) - sent.incidents[0].onset).total_seconds()) <= ONSET_S
+    assert found[0]["verdict"] == "network_overhead"

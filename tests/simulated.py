@@ -1,0 +1,91 @@
+"""Simulated traffic with injected incidents, sent through the real OTel SDK and ingest path, then materialized.
+
+Tests that need a service with known incidents (the simulator's own end-to-end tests, incident detection accuracy)
+call send_simulated(); its signature and return value are a contract, keep them stable.
+"""
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from analysis.materialize import materialize
+from ingest.pipeline import export, get_writer
+from simulator.durations import parse_duration
+from simulator.emit import Emitter, make_exporter
+from simulator.incidents import IncidentSpec, check_incidents, parse_incident
+from simulator.runner import run_simulation
+from simulator.scenarios import PRESETS, Scenario
+
+
+class InProcessExporter(SpanExporter):
+    """OTLP protobuf bodies handed to ingest.pipeline.export(), as the HTTP receiver does (encoder, decoder, spool
+    and writer are the real ones; only the HTTP hop is left out)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def export(self, spans) -> SpanExportResult:
+        export(f"Bearer {self.key}", encode_spans(spans).SerializeToString(), "protobuf")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Injected:
+    """An injected incident with its absolute instants: the cause was on for [onset, end) (aware UTC)."""
+
+    spec: IncidentSpec
+    onset: datetime
+    end: datetime
+
+    @property
+    def cause(self) -> str:
+        return self.spec.cause
+
+    @property
+    def scope(self) -> tuple | None:
+        return self.spec.scope
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """What send_simulated sent: the run covered [start, end) (aware UTC, end = about the call's now)."""
+
+    service: str
+    start: datetime
+    end: datetime
+    incidents: list  # Injected, in the order given
+    runs: int
+    attempts: int
+
+
+def send_simulated(project, key: str, *, base: str | Scenario = "healthy", duration: str | float = "60m",
+                   incidents=(), seed: int = 1, service: str = "llm-gateway", endpoint: str | None = None) -> Simulated:
+    """Send `duration` of `service`'s traffic on the `base` scenario with `incidents` into `project`, then materialize.
+
+    project: a projects.Project (its id is materialized); key: a raw API key with the ingest scope.
+    base: a preset name (simulator.scenarios.PRESETS) or a Scenario. duration: seconds or "90s"/"40m"/"1h".
+    incidents: strings like "network_overhead@40m+20m:tenant=acme" or IncidentSpecs (start counted from the run's
+    start). endpoint: an OTLP/HTTP URL (e.g. f"{live_server.url}/v1/traces") to send over HTTP; None hands the
+    spans to the ingest pipeline in-process. Simulated time maps to real instants ending now, as `simulate` does
+    (start = now - duration). Raises ValueError for a bad incident, as the command does.
+    """
+    scenario = PRESETS[base] if isinstance(base, str) else base
+    seconds = parse_duration(duration) if isinstance(duration, str) else float(duration)
+    specs = [parse_incident(i) if isinstance(i, str) else i for i in incidents]
+    check_incidents(specs, scenario, seconds, service)
+    base_ns = time.time_ns() - int(seconds * 1e9)
+    exporter = make_exporter(endpoint, key, "http") if endpoint else InProcessExporter(key)
+    emitter = Emitter(exporter, base_ns, seed=seed, cap=scenario.cap)
+    totals = run_simulation(emitter, scenario, seconds, seed, service, incidents=specs)
+    emitter.close()
+    get_writer().flush(force=True)
+    start = datetime.fromtimestamp(base_ns / 1e9, timezone.utc)
+    end = start + timedelta(seconds=seconds)
+    materialize(project.id, start - timedelta(hours=1), end + timedelta(hours=1))
+    injected = [Injected(s, start + timedelta(seconds=s.start_s), start + timedelta(seconds=s.end_s)) for s in specs]
+    return Simulated(service, start, end, injected, totals.runs, totals.attempts)
