@@ -1,7 +1,8 @@
 """Demo traffic for `up --demo`: an hour of mixed traffic with incidents, then a live trickle.
 
-Three services, several tenants; each service's hour is three 20-minute phases, one of which is an
-incident with a different cause (see scenarios.DEMO_SERVICES), so every page has something to show.
+Four services, several tenants; each service's hour is one continuous simulation, three of them with an
+incident of a different cause after 20+ minutes of normal traffic, and llm-70b slow all hour without one
+(scenarios.DEMO_SERVICES), so every page, the incident list included, has something to show.
 """
 import logging
 import threading
@@ -9,9 +10,10 @@ import time
 import zlib
 
 from simulator.emit import Emitter, make_exporter
+from simulator.incidents import parse_incident
 from simulator.model import simulate
 from simulator.runner import run_simulation
-from simulator.scenarios import DEMO_SERVICES, PRESETS
+from simulator.scenarios import DEMO_SERVICES
 
 log = logging.getLogger(__name__)
 HOUR_S, LIVE_RPS = 3600.0, 0.5
@@ -28,20 +30,20 @@ def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
     seed = fresh_seed()
     emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns() - int(HOUR_S * 1e9), seed=seed)
     runs = 0
-    for service, phases in DEMO_SERVICES.items():
-        phase_s = HOUR_S / len(phases)
-        for i, scenario in enumerate(phases):
-            for run in simulate(scenario, phase_s, seed=seed + i, service=service, start_ms=i * phase_s * 1000):
-                if stop.is_set():
-                    return runs, emitter.close()[0]
-                emitter.emit(run, cap=scenario.cap)
-                runs += 1
+    for service, (scenario, incidents) in DEMO_SERVICES.items():
+        specs = [parse_incident(text) for text in incidents]
+        for run in simulate(scenario, HOUR_S, seed=seed, service=service, incidents=specs):
+            if stop.is_set():
+                return runs, emitter.close()[0]
+            emitter.emit(run, cap=scenario.cap)
+            runs += 1
     return runs, emitter.close()[0]
 
 
 def _trickle(endpoint: str, key: str, service: str, stop: threading.Event) -> None:
-    scenario = PRESETS["healthy"].at_rps(LIVE_RPS)
-    seed = fresh_seed() + 50  # the preload uses fresh_seed() + phase (0..2) of the same start
+    base = DEMO_SERVICES[service][0]
+    scenario = base.at_rps(min(LIVE_RPS, base.rps))  # the service's own base: llm-70b stays slow
+    seed = fresh_seed() + 50  # the preload uses fresh_seed() of the same start
     emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns(), seed=seed + zlib.crc32(service.encode()) % 1000)
     run_simulation(emitter, scenario, 30 * 86400.0, seed, service, live=True, stop=stop)
     emitter.close()

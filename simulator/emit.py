@@ -65,7 +65,11 @@ class BlockingBatchProcessor(SpanProcessor):
 
     def _run(self) -> None:
         while (batch := self._queue.get()) is not None:
-            if self.exporter.export(batch) == SpanExportResult.SUCCESS:
+            try:
+                ok = self.exporter.export(batch) == SpanExportResult.SUCCESS
+            except Exception:  # noqa: BLE001  the thread must live on, or the producer blocks forever on put()
+                ok = False
+            if ok:
                 self.exported += len(batch)
             else:
                 self.failed += len(batch)

@@ -42,17 +42,18 @@ OVERLAYS: dict[str, Overlay] = {
         surge=0.8),
     "noisy_tenant": Overlay(
         "one tenant's bulk surge (long prompts, long outputs) takes the slots; the others queue behind it",
-        surge=0.35, surge_tokens=(6000, 600), scopes=("tenant",), needs_scope="tenant"),
+        surge=0.25, surge_tokens=(6000, 600), scopes=("tenant",), needs_scope="tenant"),
     "admission_gap": Overlay(
         "the scheduler stalls ~2.5 s every ~4 s per instance: a backlog with idle slots",
         stalls=(4.0, 2500.0), scopes=("instance",)),
     "retry_amplification": Overlay(
-        "a client timeout cut to 0.3 s with 4 attempts: slower first tokens time out and are retried",
-        knobs=lambda s: {"timeout_s": 0.3, "max_attempts": 4, "backoff_ms": 100.0}),
+        "a client timeout cut to 0.2 s with 4 attempts: slower first tokens time out and are retried",
+        knobs=lambda s: {"timeout_s": 0.2, "max_attempts": 4, "backoff_ms": 100.0}),
     "preprocessing": Overlay(
         "a slow prompt builder (on a route: a slow retriever called while building the prompt, inside the "
         "attempt, holding its slot) and a 10x slower tokenizer",
-        knobs=lambda s: {"prompt_build_ms": s.prompt_build_ms + 300.0, "tokenize_ms_per_1k": s.tokenize_ms_per_1k * 10}),
+        knobs=lambda s: {"prompt_build_ms": s.prompt_build_ms + 300.0,
+                         "tokenize_ms_per_1k": s.tokenize_ms_per_1k * 10}),
     "connection_churn": Overlay(
         "the connection pool stops reusing: handshakes and cold starts in waves",
         knobs=lambda s: {"reuse_probability": 0.45, "churn_wave_minutes": 6.0, "connect_ms": 180.0,
@@ -62,8 +63,9 @@ OVERLAYS: dict[str, Overlay] = {
         knobs=lambda s: {"long_prompt_share": 0.3, "prefill_ms_per_1k": s.prefill_ms_per_1k * 3,
                          "kv_pressure": max(s.kv_pressure, 3.0)}),
     "decode_throughput": Overlay(
-        "per-token decode 3x slower and more sensitive to batch load",
-        knobs=lambda s: {"decode_ms_per_token": s.decode_ms_per_token * 3, "batch_slowdown": 1.0}),
+        "per-token decode 2.5x slower and more sensitive to batch load (needs headroom: see the README)",
+        knobs=lambda s: {"decode_ms_per_token": s.decode_ms_per_token * 2.5,
+                         "batch_slowdown": max(s.batch_slowdown, 0.6)}),
     "post_processing": Overlay(
         "parsing, validation and persistence after the last token take seconds",
         knobs=lambda s: {"post_ms": s.post_ms + 2200.0, "post_ms_per_1k_output": s.post_ms_per_1k_output + 1500.0}),

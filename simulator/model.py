@@ -311,7 +311,8 @@ class Simulation:
         if overlay.stalls:
             for inst in self.instances:
                 if incident.matches(self.service, None, inst.index):
-                    self.at(incident.start_ms + self._exp(overlay.stalls[0] * 1000), self._incident_stall, incident, inst)
+                    first = incident.start_ms + self._exp(overlay.stalls[0] * 1000)
+                    self.at(first, self._incident_stall, incident, inst)
 
     def _surge(self, incident: Active) -> None:
         """Extra arrivals (a Poisson stream at surge x the base rate) of the incident's scope while it is on."""

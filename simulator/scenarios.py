@@ -127,11 +127,13 @@ PRESETS: dict[str, Scenario] = {
 }
 
 
-# A service keeps one cap across its phases (the backlog incident doubles its rate instead of halving
-# the cap), as a real fleet mostly would.
+# The demo: one continuous hour per service, (base, incidents) with every incident well after ~20 minutes of
+# normal traffic; incidents are simulator.incidents specs. batch-gateway runs at 2 rps: at the healthy 5 rps a
+# slow decode fills every slot and reads as a backlog. llm-70b is slow all hour and has no incident.
 DEMO_SERVICES = {
-    "chat-gateway": (PRESETS["healthy"], PRESETS["queue_backlog"].with_(cap=16, rps=6.8), PRESETS["healthy"]),
-    "rag-gateway": (PRESETS["healthy"], PRESETS["healthy"], PRESETS["connection_churn"]),
-    "batch-gateway": (PRESETS["healthy"], PRESETS["decode_throughput"], PRESETS["healthy"]),
+    "chat-gateway": (PRESETS["healthy"], ("queue_backlog@25m+15m",)),
+    "rag-gateway": (PRESETS["healthy"], ("connection_churn@30m+15m",)),
+    "batch-gateway": (PRESETS["healthy"].with_(rps=2.0), ("decode_throughput@20m+20m",)),
+    "llm-70b": (PRESETS["steady_slow"], ()),
 }
 __all__ = ["Scenario", "Tenant", "PRESETS", "DEMO_SERVICES", "field"]

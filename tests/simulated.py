@@ -11,7 +11,9 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from analysis.materialize import materialize
-from ingest.pipeline import export, get_writer
+from django.db import connections
+
+from ingest.pipeline import OverLimit, export, get_writer
 from simulator.durations import parse_duration
 from simulator.emit import Emitter, make_exporter
 from simulator.incidents import IncidentSpec, check_incidents, parse_incident
@@ -20,15 +22,24 @@ from simulator.scenarios import PRESETS, Scenario
 
 
 class InProcessExporter(SpanExporter):
-    """OTLP protobuf bodies handed to ingest.pipeline.export(), as the HTTP receiver does (encoder, decoder, spool
-    and writer are the real ones; only the HTTP hop is left out)."""
+    """OTLP protobuf bodies for ingest.pipeline.export(), as the HTTP receiver gets them (encoder, decoder, spool and
+    writer are the real ones; only the HTTP hop is left out).
+
+    TRICKY: the emitter exports from its own thread, which does not see the test's database transaction (the API
+    key would be unknown there), so bodies are kept and handed over by deliver() in the test's thread.
+    """
 
     def __init__(self, key: str):
-        self.key = key
+        self.key, self.bodies = key, []
 
     def export(self, spans) -> SpanExportResult:
-        export(f"Bearer {self.key}", encode_spans(spans).SerializeToString(), "protobuf")
+        self.bodies.append(encode_spans(spans).SerializeToString())
         return SpanExportResult.SUCCESS
+
+    def deliver(self) -> None:
+        for body in self.bodies:
+            export(f"Bearer {self.key}", body, "protobuf")
+        self.bodies = []
 
     def shutdown(self) -> None:
         pass
@@ -83,6 +94,8 @@ def send_simulated(project, key: str, *, base: str | Scenario = "healthy", durat
     emitter = Emitter(exporter, base_ns, seed=seed, cap=scenario.cap)
     totals = run_simulation(emitter, scenario, seconds, seed, service, incidents=specs)
     emitter.close()
+    if not endpoint:
+        exporter.deliver()
     get_writer().flush(force=True)
     start = datetime.fromtimestamp(base_ns / 1e9, timezone.utc)
     end = start + timedelta(seconds=seconds)

@@ -13,6 +13,9 @@ MIN_SHARE = 0.1  # a cause must explain at least a tenth of the increase to be n
 # Below this fraction of the baseline's mean time to first token (or of L when smaller), the grown parts are noise:
 # no causes. TTFT, not L: a 650 ms network hop is an incident on a service whose answers stream for 17 s.
 MIN_GROWTH = 0.05
+# Decode a little slower under a heavier batch is load, not a decode problem: per-token speed must grow by this
+# fraction before t_stream's growth is charged to decode_throughput (its incidents slow decode 2x or more).
+DECODE_MIN_GROWTH = 0.15
 # The queue's cause depends on the flowchart's compared answers: idle slots -> admission_gap, retries rising with
 # queue depth -> retry_amplification, else queue_backlog.
 QUEUE_CAUSES = (("admission_gap", ("idle_slots",)),
@@ -62,6 +65,8 @@ def decode_growth(incident: dict, baseline: dict, stream_delta: float) -> float:
     if not incident.get("decode_tokens_sum") or not baseline.get("decode_tokens_sum"):
         return stream_delta
     speed = [sums["decode_stream_sum"] / sums["decode_tokens_sum"] for sums in (incident, baseline)]
+    if speed[0] < (1 + DECODE_MIN_GROWTH) * speed[1]:
+        return 0.0
     return (speed[0] - speed[1]) * incident["decode_tokens_sum"] / incident["attempts"]
 
 

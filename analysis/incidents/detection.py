@@ -77,8 +77,10 @@ def off_metric(point: dict, metric: str, baseline: Baseline, th: Thresholds) -> 
     if stats is None or value["count"] < th.incident_min_attempts or value["p95"] is None:
         return False
     median, spread = stats["p95"]
-    limit = max(median * th.incident_factor, median + th.incident_mad_k * MAD_SCALE * spread,
-                median + floor_ms(baseline, th))
+    # TRICKY: the deviation term is capped at a doubling: a spiky baseline (TTFT p95 of a mixed prompt population)
+    # has a MAD so wide that k x MAD would hide a doubled p95, which must always count; persistence filters spikes.
+    deviation = min(median + th.incident_mad_k * MAD_SCALE * spread, 2 * median)
+    limit = max(median * th.incident_factor, deviation, median + floor_ms(baseline, th))
     return value["p95"] > limit
 
 

@@ -32,3 +32,11 @@ def test_an_incident_window_is_diagnosed_as_its_cause(cause, clickhouse, alpha):
     print(cause, "during", _path(during), "before", _path(before))
     assert during["verdict"] == VERDICT.get(cause, cause), _path(during)
     assert before["verdict"] == "healthy", _path(before)
+
+
+def test_steady_slow_is_not_healthy_in_any_minute(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="steady_slow", duration="20m", seed=3, service="llm-70b")
+    verdicts = [run_diagnosis(project.id, sent.service, sent.start + timedelta(minutes=m),
+                              sent.start + timedelta(minutes=m + 1))["verdict"] for m in range(1, 19)]
+    assert set(verdicts) == {PRESETS["steady_slow"].cause}, verdicts

@@ -44,7 +44,7 @@ def reuse(recs):
 
 
 COVERED = {"healthy", "queue_backlog", "admission_gap", "preprocessing", "prefill_pressure", "decode_throughput",
-           "connection_churn", "retry_amplification", "post_processing", "network_overhead", "noisy_tenant"}
+           "connection_churn", "retry_amplification", "post_processing", "network_overhead", "noisy_tenant", "steady_slow"}
 
 
 def test_every_preset_has_a_signature_test():
@@ -183,3 +183,11 @@ def test_noisy_tenant_holds_the_slots_while_the_others_queue():
     for tenant in ("acme", "globex", "initech"):
         assert queue_p95[tenant] > 1000, tenant
     assert max(sg.tenant_queue_p95(healthy).values()) < NO_BACKLOG_MS
+
+
+def test_steady_slow_is_slow_everywhere_but_never_queues():
+    recs, sched = observed("steady_slow")
+    healthy, _ = observed("healthy")
+    assert sched.backlog_share < 0.05  # headroom: the slowness is the model's, not a queue's
+    assert p95(r.ttft for r in ok(recs)) > 3 * p95(r.ttft for r in ok(healthy))  # ~1.45 s vs ~0.26 s
+    assert sg.ms_per_output_token(recs) > 35  # ~50 ms per token vs ~16

@@ -110,3 +110,49 @@ def test_admission_gap_spans_arrive_over_grpc_as_the_model_made_them(transaction
         server.stop(grace=None)
     rows = _assert_stored_as_modelled(project.id, _model_attempts("admission_gap", 120, seed=5))
     assert sum(1 for r in rows if r["t_queue_ms"] > 0) > 0.2 * len(rows)  # 45% waited behind a stall
+
+
+# -- incidents -------------------------------------------------------------------------------
+
+def test_without_a_scenario_or_an_incident_it_asks_for_one():
+    with pytest.raises(CommandError, match=r"give --scenario, or --incident"):
+        call_command("simulate", key="k")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"incident": ["slow_gpu@1m+1m"]}, r"unknown incident cause 'slow_gpu'"),
+    ({"incident": ["network_overhead@1m+ten"]}, r"duration must look like 90s, 30m or 1h, got 'ten'"),
+    ({"incident": ["network_overhead@40m+20m"], "duration": "30m"}, r"outside the run \(0s to 1800s\)"),
+    ({"incident": ["network_overhead@1m+1m"], "scope": "region=eu"}, r"unknown scope dimension 'region'"),
+    ({"incident": ["network_overhead@1m+1m:instance=gw-9"]}, r"no instance 'gw-9' in this run \(it has llm-gateway-1"),
+])
+def test_a_bad_incident_is_refused_before_anything_is_sent(options, message, captured):
+    with pytest.raises(CommandError, match=message):
+        call_command("simulate", key="k", **options)
+    assert not captured.get_finished_spans()
+
+
+@pytest.mark.slow  # runs the simulator
+def test_scoped_incidents_reach_only_their_traffic(captured):
+    out = StringIO()
+    call_command("simulate", incident=["network_overhead@1m+2m:tenant=acme", "post_processing@1m+2m"],
+                 scope="route=/v1/completions", duration="4m", key="k", stdout=out)
+    assert out.getvalue().startswith("healthy + network_overhead@60s+120s:tenant=acme + "
+                                     "post_processing@60s+120s:route=/v1/completions: ")
+    spans = captured.get_finished_spans()
+    base_ns = min(s.start_time for s in spans)
+    during = lambda s: 70e9 < s.start_time - base_ns < 170e9  # noqa: E731
+    by_id = {s.context.span_id: s for s in spans}
+    hops = {}
+    for s in spans:
+        if s.name == "network" and during(s):
+            tenant = by_id[s.parent.span_id].attributes["tenant.id"]
+            hops.setdefault(tenant == "acme", []).append((s.end_time - s.start_time) / 1e6)
+    median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    assert median(hops[True]) > 400 > max(hops[False])  # acme's hop ~660 ms, everyone else's ~12
+    posts = {}
+    for s in spans:
+        if s.name == "post" and during(s):
+            route = by_id[s.parent.span_id].attributes["llm.route"]
+            posts.setdefault(route == "/v1/completions", []).append((s.end_time - s.start_time) / 1e6)
+    assert median(posts[True]) > 1000 > max(posts[False])

@@ -36,7 +36,11 @@ class Command(BaseCommand):
     def handle(self, *args, **o):
         if not o["scenario"] and not o["incident"]:
             raise CommandError("give --scenario, or --incident (then the base scenario is healthy)")
-        scenario = PRESETS[o["scenario"] or "healthy"]
+        name = o["scenario"] or "healthy"
+        if name not in PRESETS:  # call_command checks choices only of required options
+            raise CommandError(f"argument --scenario: invalid choice: {name!r} "
+                               f"(choose from {', '.join(sorted(PRESETS))})")
+        scenario = PRESETS[name]
         try:
             duration = parse_duration(o["duration"])
             if o["tenants"]:
