@@ -11,7 +11,6 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from analysis.materialize import materialize
-from django.db import connections
 
 from ingest.pipeline import OverLimit, export, get_writer
 from simulator.durations import parse_duration
@@ -38,7 +37,12 @@ class InProcessExporter(SpanExporter):
 
     def deliver(self) -> None:
         for body in self.bodies:
-            export(f"Bearer {self.key}", body, "protobuf")
+            while True:  # as an OTLP exporter does with a 429: wait as told, then send again
+                try:
+                    export(f"Bearer {self.key}", body, "protobuf")
+                    break
+                except OverLimit as exc:
+                    time.sleep(exc.retry_after or 1)
         self.bodies = []
 
     def shutdown(self) -> None:

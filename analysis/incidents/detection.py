@@ -11,8 +11,8 @@ baseline of that minute and the metrics that were off in most of those minutes (
 open a minute is off only when one of its own metrics is: the per-minute TTFT p95 of a mixed prompt population is
 spiky (a long prompt more or less in the top 5 % of ~100 requests), and a post-processing incident must not stay
 open on TTFT spikes it never had. It closes at the first normal minute from which incident_persist_minutes normal
-minutes come with at most one off minute among them (one lone spike does not keep an incident open either); that
-minute is its end. Still off, or not yet back for long enough, when the series ends: ongoing, end None.
+minutes come with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that
+minute is its end. A closed stretch shorter than incident_min_minutes is dropped as a blip. Still off, or not yet back for long enough, when the series ends: ongoing, end None.
 """
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +23,9 @@ from analysis.thresholds import Thresholds
 
 MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
 MINUTE = timedelta(minutes=1)
+# Lone spikes among the normal minutes that close an incident: TTFT p95 of a mixed prompt population passes a
+# doubling in about one healthy minute in six, which must not keep an incident open for ever.
+CLOSING_SPIKES = 2
 
 
 @dataclass
@@ -127,15 +130,17 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
         if sum(1 for _, off in back if not off) >= th.incident_persist_minutes:
             current.end = back[0][0]["at"]
             current.points = [p for p in current.points if p["at"] < current.end]
+            if current.end - current.start < th.incident_min_minutes * MINUTE:
+                out.incidents.remove(current)  # a blip (see Thresholds.incident_min_minutes)
             current, back = None, []
     return out
 
 
 def closing(back: list, point: dict, off: bool) -> list:
     """The minutes since an open incident looked back at its baseline, as (point, off) pairs: they start with a
-    normal minute and tolerate one off minute; a second off minute starts the count again."""
+    normal minute and tolerate CLOSING_SPIKES off minutes; one more starts the count again."""
     if not back:
         return [] if off else [(point, False)]
-    if off and any(was_off for _, was_off in back):
+    if off and sum(1 for _, was_off in back if was_off) >= CLOSING_SPIKES:
         return []
     return back + [(point, off)]

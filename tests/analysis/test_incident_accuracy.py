@@ -24,10 +24,11 @@ SERVICE = "llm-gateway"
 ONSET_S, END_S = 120, 300  # the goal is 2 min both ways; a slowed fleet drains its in-flight requests for longer
 
 
-def incidents_via_api(client, key, sent) -> list[dict]:
+def incidents_via_api(client, key, sent, service=SERVICE, detect=True) -> list[dict]:
     now = datetime.now(timezone.utc)
-    detect_recent(now, Deadline(None))
-    response = client.get("/api/v1/incidents", {"service": SERVICE, "start": iso(sent.start), "end": iso(now)},
+    if detect:
+        detect_recent(now, Deadline(None))
+    response = client.get("/api/v1/incidents", {"service": service, "start": iso(sent.start), "end": iso(now)},
                           headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200, response.content
     return response.json()["incidents"]
@@ -54,26 +55,46 @@ def assert_matches(found: dict, injected, scoped: bool = False) -> None:
 
 CAUSES = ("queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
           "prefill_pressure", "decode_throughput", "post_processing", "network_overhead")
+SCOPED = ("network_overhead@22m+15m:tenant=acme", "preprocessing@22m+15m:route=/v1/summarize",
+          "admission_gap@22m+15m:instance={service}-2")
 
 
-@pytest.mark.parametrize("cause", CAUSES)
-def test_a_localized_incident_of_each_cause_is_found_timed_and_explained(cause, client, transactional_db, clickhouse, alpha):
+def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(client, clickhouse, alpha):
+    """One service per case in one project, one run of the incidents step, then the API per service. Judged on the
+    set, as the issue does: recall >= 90 %, median onset error <= 120 s, verdict (and causes[0]) right on >= 90 % of
+    the found incidents, scope right on >= 90 % (empty for the service-wide cases, the injected value first for the
+    scoped ones); and each found incident ends, within END_S of the injected end."""
     project, key = alpha
-    base = SLOWER if cause == "decode_throughput" else BASE
-    sent = send_simulated(project, key, base=base, duration="45m", incidents=[f"{cause}@22m+15m"], seed=7)
-    found = incidents_via_api(client, key, sent)
-    assert len(found) == 1, [(i["start"], i["end"], i["verdict"]) for i in found]
-    assert_matches(found[0], sent.incidents[0])
-
-
-@pytest.mark.parametrize("spec", ["network_overhead@22m+15m:tenant=acme", "preprocessing@22m+15m:route=/v1/summarize",
-                                  "admission_gap@22m+15m:instance=llm-gateway-2"])
-def test_a_scoped_incident_names_its_scope_first(spec, client, transactional_db, clickhouse, alpha):
-    project, key = alpha
-    sent = send_simulated(project, key, base=BASE, duration="45m", incidents=[spec], seed=8)
-    found = incidents_via_api(client, key, sent)
-    assert len(found) == 1, [(i["start"], i["end"], i["verdict"], i["scope"]) for i in found]
-    assert_matches(found[0], sent.incidents[0], scoped=True)
+    cases = [(f"svc-{cause}", f"{cause}@22m+15m", SLOWER if cause == "decode_throughput" else BASE, False)
+             for cause in CAUSES]
+    cases += [(f"scoped-{k}", spec.format(service=f"scoped-{k}"), BASE, True) for k, spec in enumerate(SCOPED)]
+    sent = {service: send_simulated(project, key, base=base, duration="45m", incidents=[spec], seed=7, service=service)
+            for service, spec, base, _ in cases}
+    detect_recent(datetime.now(timezone.utc), Deadline(None))
+    found, onset_errors, wrong, unscoped, late = 0, [], [], [], []
+    for service, spec, _, scoped in cases:
+        injected = sent[service].incidents[0]
+        listed = incidents_via_api(client, key, sent[service], service, detect=False)
+        match = [i for i in listed if abs((at(i["start"]) - injected.onset).total_seconds()) <= 600]
+        if not match:
+            continue
+        incident = match[0]
+        found += 1
+        onset_errors.append(abs((at(incident["start"]) - injected.onset).total_seconds()))
+        if incident["verdict"] != injected.cause or incident["causes"][0]["code"] != injected.cause:
+            wrong.append((spec, incident["verdict"], incident["causes"]))
+        top = (incident["scope"][0]["dimension"], incident["scope"][0]["value"]) if incident["scope"] else None
+        if top != (injected.scope if scoped else None):
+            unscoped.append((spec, incident["scope"]))
+        if incident["end"] is None or abs((at(incident["end"]) - injected.end).total_seconds()) > END_S:
+            late.append((spec, incident["end"], injected.end.isoformat()))
+    report = {"found": found, "of": len(cases), "onset_errors": sorted(onset_errors), "wrong": wrong,
+              "unscoped": unscoped, "late": late}
+    assert found >= 0.9 * len(cases), report
+    assert sorted(onset_errors)[len(onset_errors) // 2] <= ONSET_S, report
+    assert len(wrong) <= 0.1 * found, report
+    assert len(unscoped) <= 0.1 * found, report
+    assert not late, report
 
 
 def test_two_incidents_in_one_window_are_two(client, transactional_db, clickhouse, alpha):
