@@ -5,7 +5,7 @@ Strict per case: every injected incident found once, onset within 120 s, end wit
 cause stops), verdict and causes[0] the injected cause, the injected scope on top of `scope` (and `scope` empty for a
 service-wide cause); no incident at all on healthy or steady-slow services.
 """
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 

@@ -7,6 +7,7 @@ import base64
 import io
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -59,24 +60,34 @@ def site(chromium, django_db_setup, django_db_blocker, clickhouse_schema):
     server thread read), and flushes the database afterwards, exactly as a transactional test would, so later
     tests on this worker start empty.
     """
+    with committed_live_server(django_db_blocker) as url:
+        yield build_site(url)
+
+
+@contextmanager
+def committed_live_server(django_db_blocker):
+    """The URL of a LiveServer over committed data (see `site` for why not `live_server`); the database is
+    flushed and the span tables emptied before and after."""
     from django.core.management import call_command
     from pytest_django.live_server_helper import LiveServer
 
     from store import client
 
-    with django_db_blocker.unblock():
+    def empty_tables():
         for table in ("spans", "request_buckets"):
             client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+
+    with django_db_blocker.unblock():
+        empty_tables()
         server = LiveServer("localhost")
         server._live_server_modified_settings.enable()
         try:
-            yield build_site(server.url)
+            yield server.url
         finally:
             server._live_server_modified_settings.disable()
             server.stop()
             call_command("flush", interactive=False, verbosity=0)
-            for table in ("spans", "request_buckets"):
-                client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+            empty_tables()
 
 
 def build_site(url: str) -> Site:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.browser.conftest import PASSWORD, USERNAME
+from tests.browser.conftest import PASSWORD, USERNAME, committed_live_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -27,22 +27,8 @@ class Site:
 @pytest.fixture(scope="module")
 def site(chromium, django_db_setup, django_db_blocker, clickhouse_schema):
     """A live server over committed data, flushed afterwards: see conftest.site for why it is not live_server."""
-    from django.core.management import call_command
-    from pytest_django.live_server_helper import LiveServer
-
-    from store import client
-
-    with django_db_blocker.unblock():
-        server = LiveServer("localhost")
-        server._live_server_modified_settings.enable()
-        try:
-            yield build(server.url)
-        finally:
-            server._live_server_modified_settings.disable()
-            server.stop()
-            call_command("flush", interactive=False, verbosity=0)
-            for table in ("spans", "request_buckets"):
-                client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+    with committed_live_server(django_db_blocker) as url:
+        yield build(url)
 
 
 def build(url: str) -> Site:
