@@ -97,7 +97,7 @@ def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(c
     assert not late, report
 
 
-def test_two_incidents_in_one_window_are_two(client, transactional_db, clickhouse, alpha):
+def test_two_incidents_in_one_window_are_two(client, clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base=BASE, duration="60m",
                           incidents=["network_overhead@20m+12m", "post_processing@42m+12m"], seed=9)
@@ -107,7 +107,7 @@ def test_two_incidents_in_one_window_are_two(client, transactional_db, clickhous
         assert_matches(incident, injected)
 
 
-def test_two_causes_at_once_are_both_named_larger_first(client, transactional_db, clickhouse, alpha):
+def test_two_causes_at_once_are_both_named_larger_first(client, clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base=BASE, duration="45m",
                           incidents=["network_overhead@22m+15m", "post_processing@22m+15m"], seed=10)
@@ -121,7 +121,7 @@ def test_two_causes_at_once_are_both_named_larger_first(client, transactional_db
 
 
 @pytest.mark.parametrize("base,seed", [("healthy", 11), ("healthy", 12), ("steady_slow", 11), ("steady_slow", 12)])
-def test_steady_services_have_no_incident(base, seed, client, transactional_db, clickhouse, alpha):
+def test_steady_services_have_no_incident(base, seed, client, clickhouse, alpha):
     project, key = alpha
     scenario = PRESETS[base].at_rps(min(2.0, PRESETS[base].rps))
     sent = send_simulated(project, key, base=scenario, duration="50m", seed=seed)
@@ -129,7 +129,7 @@ def test_steady_services_have_no_incident(base, seed, client, transactional_db, 
     assert found == [], [(i["start"], i["end"], i["verdict"], i["path"][:1]) for i in found]
 
 
-def test_an_ongoing_incident_has_no_end(client, transactional_db, clickhouse, alpha):
+def test_an_ongoing_incident_has_no_end(client, clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base=BASE, duration="35m", incidents=["network_overhead@24m+11m"], seed=13)
     found = incidents_via_api(client, key, sent)
