@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-freshness bench-ui chaos fuzz venv clean
+.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench-freshness: venv
 # BENCH_SPANS=200000 for a quick run (default 10 million)
 bench-ui: venv
 	$(PY) benchmarks/bench_ui.py
+
+# how page time grows with stored spans (1M, 10M, 30M over 7 days) and window (1 h, 24 h, 7 d); BENCH_SIZES= to choose
+bench-scale: venv
+	$(PY) benchmarks/bench_scale.py
 
 # reliability drills (kill -9, ClickHouse down, poison request, slow clients, 100k services); exits 1 when a promise fails
 chaos: venv
