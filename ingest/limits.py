@@ -166,6 +166,12 @@ def spool_share(project) -> float:
     return state.limits(_project_id(project)).spool_share
 
 
+def spool_quota(project_id: int) -> int | None:
+    """Bytes of the spool the project may fill; None when its share is the whole spool."""
+    share = spool_share(project_id)
+    return None if share >= 1.0 else int(share * settings.INGEST_SPOOL_MAX_BYTES)
+
+
 def count_refused(project_id: int, reason: str, spans: int) -> None:
     """Count `spans` spans refused for the project (reason rate_limited or spool_quota) in this process."""
     state.count(project_id, reason, spans)

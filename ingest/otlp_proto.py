@@ -1,7 +1,7 @@
-"""Two views of the OTLP trace protobuf, derived from the descriptors opentelemetry-proto ships.
+"""Two views of the OTLP protobuf, derived from the descriptors opentelemetry-proto ships.
 
-- `clickhouse_schema()`: proto3 text for ClickHouse's Protobuf input format, plus `SpoolRecord`,
-  which is an ExportTraceServiceRequest with the project id appended as field 100. Appending one
+- `clickhouse_schema(request)`: proto3 text for ClickHouse's Protobuf input format, plus `SpoolRecord`,
+  which is an ExportTraceServiceRequest (or ExportMetricsServiceRequest) with the project id appended as field 100. Appending one
   encoded field to the request bytes turns them into a SpoolRecord without re-encoding anything.
 - `LenientRequest`: ExportTraceServiceRequest with every string field read as bytes, so a body whose
   only fault is bad UTF-8 still parses (strict upb parsing rejects it) and its spans can be kept.
@@ -18,6 +18,7 @@ _SCALARS = {
     FD.TYPE_STRING: "string", FD.TYPE_BYTES: "bytes", FD.TYPE_BOOL: "bool", FD.TYPE_INT64: "int64",
     FD.TYPE_UINT32: "uint32", FD.TYPE_INT32: "int32", FD.TYPE_FIXED64: "fixed64", FD.TYPE_FIXED32: "fixed32",
     FD.TYPE_DOUBLE: "double", FD.TYPE_ENUM: "int32", FD.TYPE_UINT64: "uint64", FD.TYPE_SINT32: "sint32",
+    FD.TYPE_SFIXED64: "sfixed64", FD.TYPE_SINT64: "sint64", FD.TYPE_SFIXED32: "sfixed32",
 }
 
 
@@ -25,10 +26,11 @@ def _flat(name: str) -> str:
     return name.replace(".", "_")
 
 
-@lru_cache(maxsize=1)
-def clickhouse_schema() -> str:
-    """proto3 text: every message reachable from ExportTraceServiceRequest, flat names, plus SpoolRecord."""
-    seen, out, todo = set(), ['syntax = "proto3";'], [ExportTraceServiceRequest.DESCRIPTOR]
+@lru_cache(maxsize=2)
+def clickhouse_schema(request=ExportTraceServiceRequest) -> str:
+    """proto3 text: every message reachable from `request` (an OTLP Export*ServiceRequest class), flat names,
+    plus SpoolRecord: the request's first field (resource_spans / resource_metrics) and the project id."""
+    seen, out, todo = set(), ['syntax = "proto3";'], [request.DESCRIPTOR]
     while todo:
         desc = todo.pop()
         name = _flat(desc.full_name)
@@ -43,7 +45,7 @@ def clickhouse_schema() -> str:
             else:
                 type_name = _SCALARS[f.type]
             line = f"{'repeated ' if f.is_repeated else ''}{type_name} {f.name} = {f.number};"
-            # oneofs are kept so ClickHouse can say which AnyValue branch is present
+            # oneofs are kept so ClickHouse can say which branch (AnyValue's, a data point's value) is present
             if f.containing_oneof is not None:
                 oneofs.setdefault(f.containing_oneof.name, []).append(line)
             else:
@@ -51,9 +53,10 @@ def clickhouse_schema() -> str:
         body = [f"  {line}" for line in lines]
         body += [f"  oneof {o} {{\n" + "\n".join(f"    {x}" for x in fl) + "\n  }" for o, fl in oneofs.items()]
         out.append(f"message {name} {{\n" + "\n".join(body) + "\n}")
+    first = request.DESCRIPTOR.fields[0]
     out.append(
         f"message {SPOOL_MESSAGE} {{\n"
-        f"  repeated opentelemetry_proto_trace_v1_ResourceSpans resource_spans = 1;\n"
+        f"  repeated {_flat(first.message_type.full_name)} {first.name} = 1;\n"
         f"  uint32 project_id = {PROJECT_FIELD};\n}}"
     )
     return "\n".join(out) + "\n"

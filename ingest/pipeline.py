@@ -7,9 +7,9 @@ from functools import partial
 
 from django.conf import settings
 
-from ingest import cardinality
+from ingest import cardinality, metrics
 from ingest.decode import Decoded, decode_json, decode_protobuf, read_body
-from ingest.limits import OverLimit, check_rate, count_refused, spool_share
+from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
 from ingest.spool import ProjectSpoolFull, Spool, SpoolFull
 from ingest.writer import Writer
 from projects.keys import authorize
@@ -41,11 +41,13 @@ start_writer = get_writer
 
 
 def stop_writer(drain: bool = True) -> None:
+    """Stop the trace writer and, when it was started, the metrics writer (ingest.metrics)."""
     global _writer
     with _lock:
         if _writer is not None:
             _writer.stop(drain=drain)
             _writer = None
+    metrics.stop_writer(drain=drain)
 
 
 def export(authorization: str | None, raw: bytes, encoding: str, content_encoding: str = "") -> Decoded:
@@ -64,7 +66,7 @@ def export(authorization: str | None, raw: bytes, encoding: str, content_encodin
     if decoded.accepted:
         check_rate(key.project_id, decoded.accepted)  # OverLimit: only this project waits
         try:
-            get_writer().spool.append(key.project_id, decoded.body, decoded.accepted, _spool_quota(key.project_id))
+            get_writer().spool.append(key.project_id, decoded.body, decoded.accepted, spool_quota(key.project_id))
         except ProjectSpoolFull as exc:
             count_refused(key.project_id, "spool_quota", decoded.accepted)
             raise OverLimit("spool_quota", f"{exc}: ingest of this project is behind; retry later",
@@ -73,9 +75,3 @@ def export(authorization: str | None, raw: bytes, encoding: str, content_encodin
             raise SpoolFull(f"cannot write the spool: {exc}") from exc
         cardinality.count_folded(key.project_id, decoded.folded)
     return decoded
-
-
-def _spool_quota(project_id: int) -> int | None:
-    """Bytes of the spool the project may fill; None when its share is the whole spool."""
-    share = spool_share(project_id)
-    return None if share >= 1.0 else int(share * settings.INGEST_SPOOL_MAX_BYTES)

@@ -66,22 +66,25 @@ def split_record(record: bytes) -> tuple[bytes, int] | None:
     return None
 
 
-def units(data: bytes) -> list[Unit]:
-    """The whole records of a segment's bytes as units (a torn tail was cut before)."""
+def units(data: bytes, count: bool = True) -> list[Unit]:
+    """The whole records of a segment's bytes as units (a torn tail was cut before); count=False leaves the
+    request unparsed (spans -1): a metrics record, whose points are not spans."""
     out, pos = [], 0
     while pos < len(data):
         length, start = read_varint(data, pos)
         record = data[start:start + length]
         pos = start + length
-        out.append(_unit(record))
+        out.append(_unit(record, count))
     return out
 
 
-def _unit(record: bytes) -> Unit:
+def _unit(record: bytes, count: bool = True) -> Unit:
     parsed = split_record(record)
     if parsed is None:
         return Unit(None, record, -1)
     request, project_id = parsed
+    if not count:
+        return Unit(project_id, request, -1)
     try:
         spans = sum(len(ss.spans) for rs in LenientRequest.FromString(request).resource_spans for ss in rs.scope_spans)
     except DecodeError:

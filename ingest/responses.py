@@ -1,4 +1,4 @@
-"""OTLP/HTTP answers: ExportTraceServiceResponse on success, google.rpc.Status on failure."""
+"""OTLP/HTTP answers: Export*ServiceResponse on success, google.rpc.Status on failure."""
 import json
 
 from django.conf import settings
@@ -30,8 +30,9 @@ def _encode(message, encoding: str) -> bytes:
     return message.SerializeToString()
 
 
-def success(decoded: Decoded, encoding: str) -> HttpResponse:
-    return HttpResponse(_encode(export_response(decoded), encoding), content_type=MEDIA[encoding])
+def success(message, encoding: str) -> HttpResponse:
+    """200 with the Export*ServiceResponse (partial_success when points or spans were rejected)."""
+    return HttpResponse(_encode(message, encoding), content_type=MEDIA[encoding])
 
 
 def error(status: int, reason: str, message: str, encoding: str) -> HttpResponse:

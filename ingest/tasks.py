@@ -14,3 +14,11 @@ def report_spool_backlog() -> dict:
     if segments > 2:
         log.warning("ingest spool backlog: %d segments, %d bytes", segments, size)
     return {"segments": segments, "bytes": size}
+
+
+@shared_task(ignore_result=True, expires=5, soft_time_limit=30)
+def scrape_due() -> dict:
+    """Scrape the Prometheus targets that are due (ingest.scrape)."""
+    from ingest import scrape
+
+    return scrape.scrape_due()

@@ -1,10 +1,10 @@
-"""OTLP/HTTP trace receiver: POST /v1/traces, protobuf or JSON, answered in the request's encoding."""
+"""OTLP/HTTP receivers: POST /v1/traces and /v1/metrics, protobuf or JSON, answered in the request's encoding."""
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from ingest import cardinality, limits, quarantine, queries, responses
+from ingest import cardinality, limits, metrics as metrics_in, quarantine, queries, responses
 from ingest.errors import IngestError
 from ingest.pipeline import SpoolFull, export
 from projects.keys import authorize
@@ -16,17 +16,27 @@ CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "
 @csrf_exempt
 @require_POST
 def traces(request) -> HttpResponse:
+    return _receive(request, export, responses.export_response)
+
+
+@csrf_exempt
+@require_POST
+def metrics(request) -> HttpResponse:
+    return _receive(request, metrics_in.export, metrics_in.response)
+
+
+def _receive(request, export_, answer) -> HttpResponse:
     encoding = CONTENT_TYPES.get(request.content_type or "")
     if encoding is None:
         return responses.error(415, "unsupported_media_type", "Content-Type must be application/x-protobuf or application/json", "json")
     try:
         raw = _read_limited(request, settings.INGEST_MAX_BODY_BYTES)
-        decoded = export(request.headers.get("Authorization"), raw, encoding, request.headers.get("Content-Encoding", ""))
+        decoded = export_(request.headers.get("Authorization"), raw, encoding, request.headers.get("Content-Encoding", ""))
     except ReasonError as exc:  # a bad key, body or size, or a project over its limits
         return responses.refused(exc, encoding)
     except SpoolFull:
         return responses.throttled(encoding)
-    return responses.success(decoded, encoding)
+    return responses.success(answer(decoded), encoding)
 
 
 def _read_limited(request, limit: int) -> bytes:

@@ -12,12 +12,17 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from django.conf import settings
 
-from ingest import faults, mapping, quarantine, records
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from ingest import faults, mapping, metrics_mapping, quarantine, records
 from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
 from ingest.spool import Batch, Segment, Spool
 from store import client
@@ -26,33 +31,55 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 5.0  # retrying costs one failed INSERT; a long wait only delays the drain after an outage
 
 
-def _schema_settings() -> dict:
+@dataclass(frozen=True)
+class Kind:
+    """What a spool holds and how its records go into ClickHouse: traces (one INSERT into spans) or metrics
+    (one INSERT per otel_metrics_* table, each under the batch's token plus the table's name, so a replay
+    after a crash between two of them stores only what had not landed)."""
+
+    name: str
+    request: type  # the OTLP Export*ServiceRequest class a SpoolRecord extends
+    structure: str
+    statements: Callable[[str], list[tuple[str, str]]]  # source -> [(token suffix, INSERT sql)]
+    bisect: bool  # refused batches are bisected down to the spans at fault; otherwise quarantined whole
+    schema_file: str
+
+
+TRACES = Kind("traces", ExportTraceServiceRequest, mapping.STRUCTURE, lambda source: [("", mapping.insert_sql(source))],
+              True, "otlp_spool_record.proto")
+METRICS = Kind("metrics", ExportMetricsServiceRequest, metrics_mapping.STRUCTURE,
+               lambda source: [(f"-{t}", metrics_mapping.insert_sql(t, source)) for t in metrics_mapping.TABLES],
+               False, "otlp_metrics_spool_record.proto")
+
+
+def _schema_settings(kind: Kind) -> dict:
     """Where ClickHouse finds the OTLP schema: inline for a server, a file in the data dir for chDB.
 
     TRICKY: chDB caches an inline schema under ./__cache__ of the current directory, so embedded
     mode writes the schema once to the data dir and names it by absolute path instead.
     """
     if not client.is_embedded():
-        return {"format_schema_source": "string", "format_schema": clickhouse_schema(),
+        return {"format_schema_source": "string", "format_schema": clickhouse_schema(kind.request),
                 "format_schema_message_name": SPOOL_MESSAGE}
-    return {"format_schema": f"{_embedded_schema_file()}:{SPOOL_MESSAGE}"}
+    return {"format_schema": f"{_embedded_schema_file(kind)}:{SPOOL_MESSAGE}"}
 
 
-@lru_cache(maxsize=1)
-def _embedded_schema_file():
+@lru_cache(maxsize=2)
+def _embedded_schema_file(kind: Kind):
     """The schema file in the data dir, (re)written once per process rather than read at every INSERT."""
-    path = settings.DATA_DIR / "otlp_spool_record.proto"
-    if not path.exists() or path.read_text() != clickhouse_schema():
-        path.write_text(clickhouse_schema())
+    path = settings.DATA_DIR / kind.schema_file
+    text = clickhouse_schema(kind.request)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
     return path
 
 
-def _insert_settings(token: str) -> dict:
+def _insert_settings(token: str, kind: Kind) -> dict:
     # TRICKY: an INSERT commits block by block and deduplicates each block by token_0, token_1, ...
     # A replay must cut the very same blocks, so files are read one after another (max_threads=1):
     # parallel reading would order rows differently and a replay could lose or double rows.
     return {
-        **_schema_settings(), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
+        **_schema_settings(kind), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
         "max_threads": 1, "max_insert_threads": 1,
     }
 
@@ -86,40 +113,40 @@ def _whole_records(segment: Segment) -> int:
     return size
 
 
-def _insert(token: str, paths: list[Path] | None = None, data: bytes | None = None, scratch: Path | None = None) -> None:
-    """One INSERT of spool records, from files (`paths`) or bytes (`data`, chDB: through a file in `scratch`),
+def _insert(token: str, paths: list[Path] | None = None, data: bytes | None = None, scratch: Path | None = None,
+            kind: Kind = TRACES) -> None:
+    """The INSERT(s) of spool records, from files (`paths`) or bytes (`data`, chDB: through a file in `scratch`),
     under a deduplication token."""
     faults.check_inserts()
-    settings_ = _insert_settings(token)
     if client.is_embedded():
         if paths is None:
-            return _insert_bytes_embedded(token, data, scratch)
+            return _insert_bytes_embedded(token, data, scratch, kind)
         names = ",".join(p.name for p in paths)
         path = f"{paths[0].parent}/{{{names}}}" if len(paths) > 1 else str(paths[0])
-        sql = mapping.insert_sql("file({path:String}, 'Protobuf', {structure:String})")
-        client.command(sql, parameters={"path": path, "structure": mapping.STRUCTURE, **_limits()}, settings=settings_,
-                       role="writer")
+        for suffix, sql in kind.statements("file({path:String}, 'Protobuf', {structure:String})"):
+            client.command(sql, parameters={"path": path, "structure": kind.structure, **_limits()},
+                           settings=_insert_settings(token + suffix, kind), role="writer")
     else:
         # A ClickHouse server cannot read our disk: the records are the INSERT's body.
         if data is None:
             data = b"".join(Path(p).read_bytes() for p in paths)
-        sql = mapping.insert_sql("input({structure:String})") + "\nFORMAT Protobuf"
-        client.command(sql, parameters={"structure": mapping.STRUCTURE, **_limits()}, settings=settings_, data=data,
-                       role="writer")
+        for suffix, sql in kind.statements("input({structure:String})"):
+            client.command(sql + "\nFORMAT Protobuf", parameters={"structure": kind.structure, **_limits()},
+                           settings=_insert_settings(token + suffix, kind), data=data, role="writer")
 
 
-def _insert_bytes_embedded(token: str, data: bytes, scratch: Path) -> None:
+def _insert_bytes_embedded(token: str, data: bytes, scratch: Path, kind: Kind = TRACES) -> None:
     """chDB reads files only: the part goes through a scratch file in the spool (not a segment name)."""
     scratch.mkdir(exist_ok=True)
     path = scratch / f"{token[-60:]}.part"
     path.write_bytes(data)
     try:
-        _insert(token, paths=[path])
+        _insert(token, paths=[path], kind=kind)
     finally:
         path.unlink(missing_ok=True)
 
 
-def insert_batch(batch: Batch) -> int:
+def insert_batch(batch: Batch, kind: Kind = TRACES) -> int:
     """Insert a claimed batch in ONE statement; returns how many segments held records.
 
     TRICKY: every INSERT pays ~0.1-0.3 s to parse and plan the mapping SQL, whatever its size,
@@ -127,7 +154,7 @@ def insert_batch(batch: Batch) -> int:
     """
     segments = [s for s in batch.segments if _whole_records(s)]
     if segments:
-        _insert(batch.token, paths=[s.path for s in segments])
+        _insert(batch.token, paths=[s.path for s in segments], kind=kind)
     return len(segments)
 
 
@@ -190,11 +217,25 @@ class Bisection:
                   sum(spans.values()), exc.code, where, str(exc)[:300])
 
 
+def quarantine_whole(batch: Batch, exc: client.ClickHouseError) -> int:
+    """A refused metrics batch goes to quarantine whole: metric records are not bisected (points that passed
+    decode's checks and are still refused mean a schema fault, which an operator fixes before replaying)."""
+    data = b"".join(os.pread(s.fd, _whole_records(s), 0) for s in batch.segments)
+    points: dict = {}
+    for unit in records.units(data, count=False):
+        points[unit.project_id] = points.get(unit.project_id, 0) + 1
+    where = quarantine.put(batch.manifest.parent, batch.token, data, reason=f"clickhouse_{exc.code}", code=exc.code,
+                           message=str(exc), spans=points, count=len(batch.segments))
+    log.error("metric spool: batch %s refused by ClickHouse (code %s), quarantined in %s: %s", batch.token, exc.code,
+              where, str(exc)[:300])
+    return len(batch.segments)
+
+
 class Writer:
     """The background thread of one process; `flush()` drains the spool synchronously."""
 
-    def __init__(self, spool: Spool, interval_s: float):
-        self.spool, self.interval_s = spool, interval_s
+    def __init__(self, spool: Spool, interval_s: float, kind: Kind = TRACES):
+        self.spool, self.interval_s, self.kind = spool, interval_s, kind
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._flush_lock = threading.Lock()
@@ -202,7 +243,8 @@ class Writer:
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="spool-writer", daemon=True)
+            self._thread = threading.Thread(target=self._run, name=f"spool-writer-{self.kind.name}",
+                                            daemon=True)
             self._thread.start()
 
     def stop(self, drain: bool = True) -> None:
@@ -234,14 +276,15 @@ class Writer:
             self.spool.refresh_backlog()
             return done
 
-    @staticmethod
-    def _insert_or_bisect(batch: Batch) -> int:
+    def _insert_or_bisect(self, batch: Batch) -> int:
         """Insert the batch; refused for its data, store all but the spans at fault (quarantined)."""
         try:
-            return insert_batch(batch)
+            return insert_batch(batch, self.kind)
         except client.ClickHouseError as exc:
             if is_transient(exc):
                 raise
+            if not self.kind.bisect:
+                return quarantine_whole(batch, exc)
             log.warning("spool batch %s refused (code %s); bisecting to isolate the spans at fault", batch.token,
                         exc.code)
             Bisection(batch, settings.INGEST_BISECT_BUDGET_SECONDS).run(exc)

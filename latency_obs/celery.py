@@ -16,6 +16,12 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 60},
     },
+    # Prometheus scrape targets (ingest.models.ScrapeTarget): each at its own interval (>= 5 s)
+    "scrape-prometheus-targets": {
+        "task": "ingest.tasks.scrape_due",
+        "schedule": 5.0,
+        "options": {"expires": 5},
+    },
     # every minute, one chain at one `now`: materialize the hours that got spans, diagnose the services that got
     # spans over the recent window, evaluate the budgets over it, then the alert rules, which read those
     # diagnoses and budget violations (latency_obs/pipeline.py). Each step has a time budget, so the run ends

@@ -7,6 +7,7 @@ from latency_obs import login, views
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("v1/traces", ingest_views.traces, name="otlp-traces"),
+    path("v1/metrics", ingest_views.metrics, name="otlp-metrics"),
     path("api/v1/ingest/status", ingest_views.status, name="ingest-status"),
     path("api/v1/", include("analysis.urls")),
     path("login/", login.LoginView.as_view(), name="login"),

@@ -28,7 +28,8 @@ def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
     from store import client
 
-    for table in ("spans", "request_buckets"):
+    for table in ("spans", "request_buckets", "otel_metrics_gauge", "otel_metrics_sum", "otel_metrics_histogram",
+                  "otel_metrics_exponential_histogram"):
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
 
