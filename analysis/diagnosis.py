@@ -23,8 +23,12 @@ from analysis.wording import fmt
 
 VERDICTS = (
     "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
-    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "healthy", "insufficient_data",
+    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "cold_start", "kv_cache_pressure",
+    "gpu_memory_pressure", "batching_delay", "ttft_unexplained", "healthy", "insufficient_data",
 )
+# The nodes answered by the serving engine's own metrics (analysis.engine_series): the Diagnosis page links them
+# to the Engine page; without engine metrics they answer "unknown" and the walk goes on.
+ENGINE_NODES = ("kv_cache", "preemptions", "gpu_memory", "restarts", "gpu_busy", "queue_empty", "prefix_cache_miss")
 INSUFFICIENT = "insufficient_data"  # what "healthy" becomes when the data cannot show that latency is fine
 Value = Callable[[Evidence, Thresholds], float | None]
 
@@ -32,6 +36,18 @@ Value = Callable[[Evidence, Thresholds], float | None]
 def metric(read: Callable[[Evidence], float | None]) -> Value:
     """A node's value that needs no threshold: `read` takes the evidence."""
     return lambda evidence, thresholds: read(evidence)
+
+
+def shortest_ttft_p50(segments: dict[str, Segment], thresholds: Thresholds) -> float | None:
+    """TTFT p50 of the shortest prompt segment with enough requests (None without prompt lengths)."""
+    usable = [seg.ttft_p50 for name, seg in segments.items()
+              if name != "unknown" and (seg.count or 0) >= thresholds.prefill_min_count and seg.ttft_p50 is not None]
+    return usable[0] if usable else None
+
+
+def prefix_miss_rate(evidence: Evidence) -> float | None:
+    rate = evidence.engine.prefix_cache_hit_rate
+    return None if rate is None else 1.0 - rate
 
 
 def prefill_ratio(segments: dict[str, Segment], thresholds: Thresholds) -> float | None:
@@ -91,11 +107,36 @@ FLOWCHART = [
          metric(lambda e: e.churn.spearman_ttft_p95), "churn_spearman", yes="connection_churn", no="network_share", unit="corr"),
     Node("network_share", "Is the network a large share of first-token time?",
          metric(lambda e: e.stages.network_share_of_first_token), "network_share", yes="network_overhead",
+         no="after_start", unit="%"),
+    # Seed 000's leaf for high TTFT with decode normal: "check KV cache, GPU memory, cold starts"; seed 004: "high
+    # utilization with empty queues suggests batching misconfiguration". Each needs positive evidence; a node the
+    # data cannot answer (no engine metrics) answers unknown and the walk goes on, down to ttft_unexplained.
+    Node("after_start", "Are TTFT outliers concentrated after an instance started (share of TTFT > p95 in its first "
+         "minutes)?", metric(lambda e: e.cold_start_share), "cold_start_share", yes="cold_start", no="kv_cache",
+         unit="%"),
+    Node("kv_cache", "Is the KV cache near full (usage p95)?", metric(lambda e: e.engine.kv_cache_usage_p95),
+         "kv_cache_usage", yes="preemptions", no="gpu_memory", unit="%"),
+    Node("preemptions", "Are requests being preempted (preemptions per minute)?",
+         metric(lambda e: e.engine.preemptions_per_min), "preemptions_per_min", yes="kv_cache_pressure",
+         no="gpu_memory", unit="per min"),
+    Node("gpu_memory", "Is GPU memory headroom gone (max used share)?",
+         metric(lambda e: e.engine.gpu_memory_used_share_max), "gpu_memory_used_share", yes="gpu_memory_pressure",
+         no="restarts", unit="%"),
+    Node("restarts", "Did the engine restart (OOM kills, container restarts)?", metric(lambda e: e.engine.restarts),
+         "restarts", yes="gpu_memory_pressure", no="gpu_busy", unit="count"),
+    Node("gpu_busy", "Is the GPU busy (mean utilisation)?", metric(lambda e: e.engine.gpu_utilization_mean),
+         "gpu_utilization", yes="queue_empty", no="prefill_ratio", unit="%"),
+    Node("queue_empty", "Is the engine's queue empty while the GPU is busy (share of minutes)?",
+         metric(lambda e: e.engine.queue_empty_share), "queue_empty_share", yes="short_prompts_slow",
          no="prefill_ratio", unit="%"),
-    # TRICKY: both answers lead to prefill_pressure: with decode normal and no churn or network cause, seed 000's
-    # leaf for high TTFT is "check KV cache, GPU memory, cold starts". The node records how strong the signal is.
+    Node("short_prompts_slow", "Are short requests slow too (TTFT p50 of the shortest prompts)?",
+         lambda e, t: shortest_ttft_p50(e.segments, t), "short_prompt_ttft_p50_ms", yes="batching_delay",
+         no="prefill_ratio", unit="ms"),
     Node("prefill_ratio", "Does TTFT grow with prompt length (TTFT p50, longest vs shortest prompts)?",
-         lambda e, t: prefill_ratio(e.segments, t), "prefill_ratio", yes="prefill_pressure", no="prefill_pressure", unit="x"),
+         lambda e, t: prefill_ratio(e.segments, t), "prefill_ratio", yes="prefill_pressure", no="prefix_cache_miss",
+         unit="x"),
+    Node("prefix_cache_miss", "Does the prefix cache miss (1 - hit rate)?", metric(prefix_miss_rate),
+         "prefix_cache_miss_rate", yes="prefill_pressure", no="ttft_unexplained", unit="%"),
     Node("decode_speed", "Is decode slow (ms per output token, p50)?",
          metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
          no="retry_rate", unit="ms/token"),
@@ -112,7 +153,11 @@ CAUSES: dict[str, list[tuple[str, ...]]] = {
     "preprocessing": [("prep_share",)],
     "connection_churn": [("new_connections", "churn_spearman")],
     "network_overhead": [("network_share",)],
-    "prefill_pressure": [("ttft_p95", "prefill_ratio")],
+    "prefill_pressure": [("ttft_p95", "prefill_ratio"), ("ttft_p95", "prefix_cache_miss")],
+    "cold_start": [("ttft_p95", "after_start")],
+    "kv_cache_pressure": [("ttft_p95", "kv_cache", "preemptions")],
+    "gpu_memory_pressure": [("ttft_p95", "gpu_memory"), ("ttft_p95", "restarts")],
+    "batching_delay": [("ttft_p95", "gpu_busy", "queue_empty", "short_prompts_slow")],
     "decode_throughput": [("decode_speed",)],
     "post_processing": [("post_share",)],
 }
@@ -134,7 +179,10 @@ LABELS = {
     "ttft_p95": "TTFT p95", "ttft_decode": "decode", "new_connections": "new connections",
     "churn_spearman": "Spearman(churn, TTFT p95)", "network_share": "network share of t_first_token",
     "prefill_ratio": "TTFT p50 of the longest prompts vs the shortest", "decode_speed": "decode",
-    "retry_rate": "extra attempts",
+    "retry_rate": "extra attempts", "after_start": "share of TTFT outliers after an instance start",
+    "kv_cache": "KV cache usage p95", "preemptions": "preemptions", "gpu_memory": "GPU memory used",
+    "restarts": "restarts", "gpu_busy": "GPU utilisation", "queue_empty": "minutes with an empty engine queue",
+    "short_prompts_slow": "TTFT p50 of the shortest prompts", "prefix_cache_miss": "prefix cache miss rate",
 }
 
 

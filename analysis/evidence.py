@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
-from analysis import queries, stats
+from analysis import engine_series, queries, stats
 from analysis.buckets import PARTS
 from analysis.evidence_types import (
     LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence,
@@ -54,6 +54,8 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are judged by
     tails = queries.tenant_tails_top(*args, top, route=route, keep=candidates, **outlier_floors(buckets, configured()))
     others = queries.others_t_queue(*args, candidates)
+    engine = engine_series.summary(project_id, service, start, end)
+    starts = queries.instance_starts(*args, buckets.ttft.p95, configured().cold_start_minutes, engine.process_starts)
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
@@ -62,6 +64,8 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
         retries=retries(buckets.t_retry, retry, amplification(sweep["instances"], minutes, width)),
         success_rate=stats.ratio(retry["successful_runs"], retry["runs"]),
         successful_runs_per_hour=per_hour(retry["successful_runs"], window_ms),
+        engine=engine,
+        instance_starts=starts["starts"], cold_start_share=starts["share"],
     )
 
 

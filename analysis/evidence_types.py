@@ -164,6 +164,25 @@ class GapFraction(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class Engine(Record):
+    """What the serving engine's own metrics say over the window (analysis.engine_series); None: not measured."""
+    sources: list = field(default_factory=list)  # engines recognised from metric names, e.g. ["vllm", "dcgm"]
+    instances: int = 0  # instances with any engine metric in the window
+    kv_cache_usage_p95: float | None = None  # fraction 0..1, over instance-minutes
+    kv_cache_usage_max: float | None = None
+    preemptions_per_min: float | None = None  # summed over instances
+    preemption_growth: float | None = None  # preemptions/min in the window's second half minus its first half
+    prefix_cache_hit_rate: float | None = None  # 0..1
+    gpu_utilization_mean: float | None = None  # 0..1
+    gpu_memory_used_share_max: float | None = None  # max over instance-minutes of used / (used + free)
+    restarts: int | None = None  # container restarts + process starts inside the window
+    process_starts: list = field(default_factory=list)  # [instance, ISO instant] of process starts in the window
+    queue_depth_mean: float | None = None
+    queue_empty_share: float | None = None  # share of instance-minutes whose mean waiting < 0.5
+    in_flight_mean: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Churn(Record):
     windows: int
     new_connections_per_success: float | None
@@ -214,6 +233,9 @@ class Evidence(Record):
     success_rate: float | None
     successful_runs_per_hour: float | None
     cost_per_success_usd: float | None = None  # set by analysis.diagnosis_service from C_hour
+    engine: Engine = field(default_factory=Engine)  # the engine's metrics (analysis.engine_series)
+    instance_starts: list = field(default_factory=list)  # [instance, ISO first attempt] of instances started in it
+    cold_start_share: float | None = None  # share of TTFT outliers in the minutes after an instance started
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -321,3 +321,18 @@ def coverage_counts(project_id, service, start, end, route="", tenant="") -> lis
     without attempts."""
     rows = client.query(_sql("coverage_counts"), parameters=_params(project_id, service, start, end, route, tenant))
     return [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in rows]
+
+
+def instance_starts(project_id, service, start, end, floor_ms, minutes: int, process_starts=()) -> dict:
+    """{"starts": [[instance, ISO start]], "share": TTFT outliers (> floor_ms) in the `minutes` after an instance
+    started, over all outliers (None without outliers or a floor)}. An instance starts at its first attempt when
+    the service was already serving, or at a process start the engine's metrics report (`process_starts`)."""
+    if floor_ms is None:
+        return {"starts": [], "share": None}
+    known = [(i, utc_naive(datetime.fromisoformat(t))) for i, t in process_starts]
+    [row] = client.query(_sql("instance_starts"), parameters=_params(
+        project_id, service, start, end, floor=float(floor_ms), minutes=minutes,
+        process_instances=[i for i, _ in known], process_starts=[t for _, t in known]))
+    starts = [[i, t.replace(tzinfo=timezone.utc).isoformat()] for i, t in zip(row["instances"], row["firsts"])]
+    share = row["after"] / row["outliers"] if row["outliers"] else None
+    return {"starts": starts, "share": share if starts else (0.0 if row["outliers"] else None)}

@@ -114,6 +114,48 @@ FIXES: dict[str, list[dict]] = {
         fix("Co-locate calling services and inference endpoints; measure RTT independently",
             ("004", "Geographic placement"), ("004", "Client and regional effects")),
     ],
+    "cold_start": [
+        fix("Keep minimum instances or pre-warmed pools so a scale-up does not put users on a cold replica",
+            ("004", "Cold start and warm pools")),
+        fix("Load weights ahead of traffic: warm a new replica with synthetic requests before the router sends it "
+            "users, and keep models resident", ("001", "Cause 4: Cold starts and model loading")),
+        fix("Check cold starts before tuning the model: they show as TTFT outliers right after a replica starts",
+            ("000", "the diagnostic flowchart")),
+    ],
+    "kv_cache_pressure": [
+        fix("Cap concurrency before the runtime becomes unstable (fewer active sequences per replica)", ("000", B2)),
+        fix("Split long and short prompts into separate lanes and reduce maximum context length for routes that do "
+            "not need it", ("000", B2)),
+        fix("Right-size the model to the GPU instead of operating on the edge of memory; watch active sequence "
+            "count and cache pressure metrics", ("000", B2)),
+        fix("Use paged KV cache management and prefix caching so requests do not recompute state",
+            ("001", PLAYBOOK + " (if TTFT is high)")),
+    ],
+    "gpu_memory_pressure": [
+        fix("Leave real memory headroom: lower gpu_memory_utilization and active sequence caps",
+            ("000", "Bottleneck 3: GPU Memory Pressure")),
+        fix("Isolate large-context traffic from short interactive requests", ("000", "Bottleneck 3: GPU Memory Pressure")),
+        fix("Check VRAM usage over time (not averages) and the pod restart and OOM history",
+            ("000", "Bottleneck 3: GPU Memory Pressure")),
+        fix("Use a smaller or more appropriate model class for the route", ("000", "Bottleneck 3: GPU Memory Pressure")),
+    ],
+    "batching_delay": [
+        fix("High utilization with empty queues suggests batching misconfiguration: shorten batch wait windows",
+            ("004", "Cold start and warm pools"), ("000", B4)),
+        fix("Give interactive traffic its own batching lane; do not tune max batch size for throughput alone",
+            ("000", B4)),
+        fix("Watch batch formation delay and batch size versus TTFT, not only GPU utilisation", ("000", B4)),
+    ],
+    # Not a seed fix: the TTFT branch ended with nothing measured to explain it (README "Diagnosis").
+    "ttft_unexplained": [
+        fix("Send the engine's metrics (vLLM /metrics, SGLang, TGI, NVIDIA DCGM): KV cache, preemptions, GPU memory "
+            "and utilisation, queue depth and process start answer the questions this diagnosis could not",
+            ("readme", "Engine metrics")),
+        fix("Set the prompt token count on attempt spans (gen_ai.usage.input_tokens) so TTFT can be compared across "
+            "prompt lengths", ("readme", "The span convention")),
+        fix("Seed 000's leaf for high TTFT with decode normal: check KV cache, GPU memory and cold starts",
+            ("000", "the diagnostic flowchart")),
+    ],
     "healthy": [],
     # Not a seed fix: what the spans must carry before the flowchart can tell healthy from slow (README "Diagnosis").
     "insufficient_data": [

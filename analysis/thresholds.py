@@ -38,6 +38,21 @@ class Thresholds:
     # TTFT p50 of the longest vs the shortest prompt segment: prefill preset ~20x. Segments need this many requests.
     prefill_ratio: float = 5.0
     prefill_min_count: int = 20
+    # The TTFT leaves (README "Diagnosis"). cold_start: the share of TTFT outliers (> the service's TTFT p95) in the
+    # first cold_start_minutes after an instance's first attempt or process start (cold_start preset ~0.8, healthy 0).
+    cold_start_share: float = 0.5
+    cold_start_minutes: int = 5
+    # Engine metrics: KV cache usage p95 (fraction) with preemptions per minute (kv_cache_pressure preset: ~0.97 and
+    # dozens; healthy ~0.4 and 0), GPU memory used share and restarts (gpu_memory_pressure), GPU utilisation with an
+    # empty queue and slow short prompts (batching_delay), prefix cache misses (prefill_pressure).
+    kv_cache_usage: float = 0.9
+    preemptions_per_min: float = 1.0
+    gpu_memory_used_share: float = 0.95
+    restarts: int = 1
+    gpu_utilization: float = 0.85
+    queue_empty_share: float = 0.8
+    short_prompt_ttft_p50_ms: float = 300.0
+    prefix_cache_miss_rate: float = 0.7
     # t_post share of request time (p50): post_processing preset 0.38, healthy 0.005.
     post_share: float = 0.15
     # A tenant is an outlier when its TTFT or total p95 is this many times the service's, over enough requests.
@@ -70,7 +85,8 @@ class Thresholds:
 DEFAULT = Thresholds()
 # Values with a narrower range than "a number >= 0": shares of time or requests, and rank correlations.
 SHARES = {"queue_share", "gap_fraction", "prep_share", "network_share", "post_share", "noisy_in_flight_share",
-          "min_success_rate", "incident_floor_share"}
+          "min_success_rate", "incident_floor_share", "cold_start_share", "kv_cache_usage", "gpu_memory_used_share",
+          "gpu_utilization", "queue_empty_share", "prefix_cache_miss_rate"}
 CORRELATIONS = {"retry_queue_spearman", "churn_spearman"}
 UNKNOWN_NAME, BAD_VALUE = "analysis.E001", "analysis.E002"
 

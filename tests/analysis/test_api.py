@@ -14,7 +14,7 @@ WINDOW = {"service": "chat", "start": "2026-01-05T10:00:00Z", "end": "2026-01-05
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(monkeypatch, clickhouse):
     seen = []
 
     def fake_collect(project_id, service, start, end, route="", tenant=""):

@@ -45,6 +45,12 @@ KEYS = {
                 "causes": [], **dict.fromkeys(["wasted_input_tokens", "wasted_output_tokens", "wasted_tokens",
                                                "spearman_retries_queue_depth"])},
     "success_rate": None, "successful_runs_per_hour": None, "cost_per_success_usd": None,
+    # issue 13: what the engine's metrics say (none sent here: every signal unknown) and the instances' starts
+    "engine": {"sources": [], **dict.fromkeys(["instances", "kv_cache_usage_p95", "kv_cache_usage_max",
+                                                 "preemptions_per_min", "preemption_growth", "prefix_cache_hit_rate",
+                                                 "gpu_utilization_mean", "gpu_memory_used_share_max", "restarts"]),
+               "process_starts": [], **dict.fromkeys(["queue_depth_mean", "queue_empty_share", "in_flight_mean"])},
+    "instance_starts": [], "cold_start_share": None,
 }
 
 

@@ -1,0 +1,166 @@
+"""The serving engine's metrics of one service window: per instance-minute series and the Engine summary.
+
+Two reads (gauges, counters) over the otel_metrics_* tables through the names of analysis.engines; a signal
+without a series is None, never 0. Counters become increases per minute (resets handled in the SQL).
+"""
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+from analysis import engines
+from analysis.evidence_types import Engine
+from analysis.windows import utc_naive
+from store import client
+from store.sql import SqlFiles
+
+_sql = SqlFiles(Path(__file__).parent / "sql").text
+EMPTY_QUEUE = 0.5  # a minute whose mean waiting requests are under this had an empty queue
+
+
+@dataclass(frozen=True)
+class EngineMinute:
+    instance: str
+    minute: datetime
+    queue_depth: float | None = None
+    in_flight: float | None = None
+    kv_cache_usage: float | None = None
+    preemptions_per_min: float | None = None
+    prefix_cache_hit_rate: float | None = None
+    gpu_utilization: float | None = None
+    gpu_memory_used_bytes: float | None = None
+    gpu_memory_free_bytes: float | None = None
+    restarts: float | None = None
+    process_start_at: float | None = None  # unix seconds
+
+
+SIGNAL_FIELDS = {"preemptions": "preemptions_per_min", "process_start": "process_start_at"}
+
+
+def _read(name: str, project_id: int, service: str, start, end) -> list[tuple]:
+    names = [n for spelled in engines.names_by_signal().values() for n in spelled]
+    return client.query_rows(_sql(name), parameters={
+        "project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end), "names": names})
+
+
+def instance_minutes(project_id: int, service: str, start, end) -> list[EngineMinute]:
+    """Per (instance, minute) engine signals, ordered by instance then minute; [] when none were sent."""
+    return _minutes_and_names(project_id, service, start, end)[0]
+
+
+def _minutes_and_names(project_id: int, service: str, start, end) -> tuple[list[EngineMinute], set]:
+    cells: dict = defaultdict(dict)  # (instance, minute) -> {signal: value}
+    counts: dict = defaultdict(dict)
+    names = set()
+    for instance, minute, name, value, _peak in _read("engine_gauges", project_id, service, start, end):
+        _put(cells[(instance, minute)], name, value)
+        names.add(name)
+    for instance, minute, name, value in _read("engine_counters", project_id, service, start, end):
+        _put(counts[(instance, minute)], name, value)
+        names.add(name)
+    out = []
+    for key in sorted(set(cells) | set(counts)):
+        values, counted = cells.get(key, {}), counts.get(key, {})
+        rate = _hit_rate(counted)
+        if rate is not None:
+            values["prefix_cache_hit_rate"] = rate
+        values.update({k: v for k, v in counted.items() if k in ("preemptions", "restarts")})
+        known = {f.name for f in fields(EngineMinute)}
+        out.append(EngineMinute(key[0], key[1].replace(tzinfo=timezone.utc),
+                                **{SIGNAL_FIELDS.get(k, k): v for k, v in values.items()
+                                   if SIGNAL_FIELDS.get(k, k) in known}))
+    return out, names
+
+
+def _put(cell: dict, name: str, value: float) -> None:
+    hit = engines.source_of(name)
+    if hit is not None and value == value:
+        signal, source = hit
+        cell[signal] = cell.get(signal, 0.0) + value * source.scale if source.read == engines.COUNTER \
+            else value * source.scale
+
+
+def _hit_rate(counted: dict) -> float | None:
+    queries, hits = counted.get("prefix_cache_queries"), counted.get("prefix_cache_hits")
+    return hits / queries if queries and hits is not None else None
+
+
+def summary(project_id: int, service: str, start, end) -> Engine:
+    """The Engine evidence of the window (analysis.evidence_types.Engine)."""
+    minutes, names = _minutes_and_names(project_id, service, start, end)
+    if not minutes:
+        return Engine()
+
+    def values(name):
+        return [getattr(m, name) for m in minutes if getattr(m, name) is not None]
+
+    kv, waiting, gpu = values("kv_cache_usage"), values("queue_depth"), values("gpu_utilization")
+    used_share = [m.gpu_memory_used_bytes / (m.gpu_memory_used_bytes + m.gpu_memory_free_bytes) for m in minutes
+                  if m.gpu_memory_used_bytes is not None and m.gpu_memory_free_bytes
+                  and m.gpu_memory_used_bytes + m.gpu_memory_free_bytes > 0]
+    starts = _process_starts(minutes, start, end)
+    return Engine(
+        sources=list(engines.engines(names)), instances=len({m.instance for m in minutes}),
+        kv_cache_usage_p95=_quantile(kv, 0.95), kv_cache_usage_max=max(kv) if kv else None,
+        preemptions_per_min=_per_minute(minutes, "preemptions_per_min"),
+        preemption_growth=_growth(minutes, start, end),
+        prefix_cache_hit_rate=_mean(values("prefix_cache_hit_rate")),
+        gpu_utilization_mean=_mean(gpu), gpu_memory_used_share_max=max(used_share) if used_share else None,
+        restarts=_restarts(minutes),
+        process_starts=starts, queue_depth_mean=_mean(waiting),
+        queue_empty_share=sum(w < EMPTY_QUEUE for w in waiting) / len(waiting) if waiting else None,
+        in_flight_mean=_mean(values("in_flight")))
+
+
+def _restarts(minutes) -> int | None:
+    """Container restarts (kube-state) plus process starts of an instance after its first one in the window (a
+    changed process_start_time_seconds); None when neither is sent. An instance's first start is a cold start
+    (scale-out), not a restart."""
+    counted = [m.restarts for m in minutes if m.restarts is not None]
+    starts = defaultdict(set)
+    for m in minutes:
+        if m.process_start_at is not None:
+            starts[m.instance].add(round(m.process_start_at))
+    if not counted and not starts:
+        return None
+    return int(round(sum(counted))) + sum(len(s) - 1 for s in starts.values())
+
+
+def _process_starts(minutes, start, end) -> list:
+    """(instance, ISO instant) of each distinct process start inside [start, end)."""
+    lo, hi = start.timestamp(), end.timestamp()
+    seen = {}
+    for m in minutes:
+        if m.process_start_at is not None and lo <= m.process_start_at < hi:
+            seen.setdefault((m.instance, round(m.process_start_at)), m.process_start_at)
+    return [[instance, datetime.fromtimestamp(at, timezone.utc).isoformat()] for (instance, _), at in sorted(seen.items())]
+
+
+def _mean(values) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _quantile(values, q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _per_minute(minutes, name: str) -> float | None:
+    """A counter's rate over the window summed over instances: increases over the minutes they cover."""
+    by_minute = defaultdict(float)
+    seen = False
+    for m in minutes:
+        if getattr(m, name) is not None:
+            by_minute[m.minute] += getattr(m, name)
+            seen = True
+    return sum(by_minute.values()) / len(by_minute) if seen else None
+
+
+def _growth(minutes, start, end) -> float | None:
+    middle = start + (end - start) / 2
+    first = _per_minute([m for m in minutes if m.minute < middle], "preemptions_per_min")
+    second = _per_minute([m for m in minutes if m.minute >= middle], "preemptions_per_min")
+    return second - first if first is not None and second is not None else None
