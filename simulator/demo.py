@@ -10,6 +10,7 @@ import time
 import zlib
 
 from simulator.emit import Emitter, make_exporter
+from simulator.engine_metrics import EngineMetrics, make_metric_exporter
 from simulator.incidents import parse_incident
 from simulator.model import simulate
 from simulator.runner import run_simulation
@@ -28,15 +29,20 @@ def fresh_seed() -> int:
 def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
     """Send the last hour of demo traffic; returns (runs, spans)."""
     seed = fresh_seed()
-    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns() - int(HOUR_S * 1e9), seed=seed)
+    base_ns = time.time_ns() - int(HOUR_S * 1e9)
+    emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=seed)
+    metric_exporter = make_metric_exporter(endpoint, key, "http")
     runs = 0
     for service, (scenario, incidents) in DEMO_SERVICES.items():
         specs = [parse_incident(text) for text in incidents]
+        engine = EngineMetrics(scenario, service, base_ns, 0.0, HOUR_S)  # the engine's metrics of the hour too
         for run in simulate(scenario, HOUR_S, seed=seed, service=service, incidents=specs):
             if stop.is_set():
                 return runs, emitter.close()[0]
+            engine.observe(run)
             emitter.emit(run, cap=scenario.cap)
             runs += 1
+        engine.export(metric_exporter)
     return runs, emitter.close()[0]
 
 

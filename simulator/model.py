@@ -47,6 +47,8 @@ class Attempt:
     stages: list = field(default_factory=list)
     done: bool = False
     state: str = "queued"  # queued, connecting, cpu_wait, cpu, network, engine
+    engine_at: float | None = None  # when the engine took it (prefill began)
+    preempted: bool = False  # the KV cache was over capacity when it arrived: it waited and re-prefilled
 
     @property
     def queued(self) -> float:
@@ -74,8 +76,8 @@ class Run:
 
 
 class Instance:
-    def __init__(self, index: int, cap: int, cpu_workers: int):
-        self.index, self.cap = index, cap
+    def __init__(self, index: int, cap: int, cpu_workers: int, started_at: float = 0.0):
+        self.index, self.cap, self.started_at = index, cap, started_at
         self.queue: deque = deque()
         self.in_flight: set = set()
         self.stalled = False
@@ -100,7 +102,10 @@ class Simulation:
         self._heap: list = []
         self._seq = itertools.count()
         self._run_ids = itertools.count(1)
-        self.instances = [Instance(i, scenario.cap, scenario.cpu_workers) for i in range(scenario.instances)]
+        late = scenario.late_instance_s * 1000.0 if scenario.late_instance_s > 0 else 0.0
+        self.instances = [Instance(i, scenario.cap, scenario.cpu_workers,
+                                   start_ms + (late if i == scenario.instances - 1 else 0.0))
+                          for i in range(scenario.instances)]
         self.finished: list[Run] = []
         self.seed = seed
 
@@ -178,10 +183,11 @@ class Simulation:
 
     # -- gateway -----------------------------------------------------------------------------
     def _start_attempt(self, run: Run) -> None:
+        live = [i for i in self.instances if i.started_at <= self.now]  # every instance, but before a scale-out
         if run.pin is not None:
             inst = self.instances[run.pin]
         else:
-            a, b = self.rng.sample(self.instances, 2) if len(self.instances) > 1 else (self.instances[0],) * 2
+            a, b = self.rng.sample(live, 2) if len(live) > 1 else (live[0],) * 2
             inst = min((a, b), key=lambda i: len(i.queue) + len(i.in_flight))
         attempt = Attempt(run, len(run.attempts) + 1, inst.index, self.now)
         run.attempts.append(attempt)
@@ -273,6 +279,7 @@ class Simulation:
         prefill = self._noisy(s.prefill_ms_per_1k * run.input_tokens / 1000.0 * pressure + 15.0)
         if not attempt.reused:
             prefill += s.cold_start_ms * self.rng.uniform(0.3, 1.7)
+        prefill += self._engine_delay(attempt, inst, s)
         if self.rng.random() < s.server_error_rate:
             self.at(self.now + prefill * self.rng.uniform(0.2, 0.9), self._fail, attempt, "server_error")
             return
@@ -283,6 +290,19 @@ class Simulation:
         attempt.released = attempt.last_token + post
         attempt.stages.append(Stage("post", attempt.last_token, attempt.released))
         self.at(attempt.released, self._release, attempt)
+
+    def _engine_delay(self, attempt: Attempt, inst: Instance, s: Scenario) -> float:
+        """First-token delay of the engine presets, without a random draw (the other presets' runs stay the same):
+        preemption when the KV cache is over capacity, a fixed batching/allocation wait, a cold replica's warm-up."""
+        attempt.engine_at, delay = self.now, s.extra_prefill_ms
+        if s.kv_capacity_tokens:
+            kv = sum(a.run.input_tokens + a.run.output_tokens for a in inst.in_flight if a.engine_at is not None)
+            if kv > s.kv_capacity_tokens:
+                attempt.preempted = True
+                delay += s.preempt_ms * min(kv / s.kv_capacity_tokens, 3.0)
+        if s.warmup_ms and self.now - inst.started_at < s.warmup_s * 1000.0 and inst.started_at > self.start_ms:
+            delay += s.warmup_ms * (1.0 - (self.now - inst.started_at) / (s.warmup_s * 1000.0))
+        return delay
 
     def _release(self, attempt: Attempt) -> None:
         if attempt.done:

@@ -32,8 +32,9 @@ class Totals:
 
 
 def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed: int, service: str,
-                   live: bool = False, stop=None, incidents=()) -> Totals:
-    """Emit every run of the simulation; live: each when the wall clock reaches its end."""
+                   live: bool = False, stop=None, incidents=(), observe=None, send_spans: bool = True) -> Totals:
+    """Emit every run of the simulation; live: each when the wall clock reaches its end. observe(run) sees every
+    run (the engine's metrics, simulator.engine_metrics); send_spans=False: a fleet that sends only metrics."""
     totals, started = Totals(), time.monotonic()
     last_flush = started
     for run in simulate(scenario, duration_s, seed=seed, service=service, incidents=incidents):
@@ -49,7 +50,10 @@ def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed
             if time.monotonic() - last_flush > 1.0:  # in real time, deliver within about a second
                 emitter.processor.force_flush()
                 last_flush = time.monotonic()
-        emitter.emit(run, cap=scenario.cap)
+        if observe is not None:
+            observe(run)
+        if send_spans:
+            emitter.emit(run, cap=scenario.cap)
         totals.runs += 1
         totals.attempts += len(run.attempts)
     totals.seconds = time.monotonic() - started

@@ -62,6 +62,18 @@ class Scenario:
     tool_share: float = 0.1
     tool_ms: float = 120.0
     long_prompt_share: float | None = None  # set: overrides every tenant's (an incident overlay's long contexts)
+    # engine (issue 13): KV cache capacity in tokens (0: no limit); past it an attempt is preempted and re-prefills
+    kv_capacity_tokens: int = 0
+    preempt_ms: float = 900.0
+    extra_prefill_ms: float = 0.0  # a fixed delay before the first token: batch formation wait, allocator thrash
+    late_instance_s: float = 0.0  # > 0: the last instance starts serving this many seconds in (a scale-out)
+    warmup_ms: float = 0.0  # extra first-token time on an instance just started, fading over warmup_s
+    warmup_s: float = 240.0
+    # the engine's metrics only (simulator/engine_metrics.py): no effect on the spans
+    gpu_busy: float = 0.6  # GPU utilisation at a full batch
+    fb_used_share: float = 0.88  # frame buffer used at rest (vLLM pre-allocates its KV pool)
+    restart_every_s: float = 0.0  # > 0: the engine restarts (OOM) this often, each instance in turn
+    prefix_hit_rate: float = 0.6
 
     def with_(self, **changes) -> "Scenario":
         return replace(self, **changes)
@@ -124,6 +136,22 @@ PRESETS: dict[str, Scenario] = {
         models=(("llama-3.1-70b-instruct", 1.0),), prefill_ms_per_1k=110.0, decode_ms_per_token=45.0,
         batch_slowdown=0.3, tenants=tuple(replace(t, prompt_tokens=4000, output_tokens=350) for t in BASE.tenants),
         description="A 70B model on long prompts: slow first tokens and slow decode, every minute, without change."),
+    # Engine presets (issue 13): the spans show a high TTFT that nothing in the request path explains; the
+    # engine's metrics (simulator/engine_metrics.py) say why.
+    "kv_cache_pressure": BASE.with_(
+        name="kv_cache_pressure", cause="kv_cache_pressure", rps=2.5, kv_capacity_tokens=12000, preempt_ms=800.0,
+        tenants=tuple(replace(t, prompt_tokens=2500, output_tokens=400, long_prompt_share=0.1) for t in BASE.tenants),
+        description="The KV cache is too small for the contexts in flight: requests are preempted and re-prefilled."),
+    "gpu_memory_pressure": BASE.with_(
+        name="gpu_memory_pressure", cause="gpu_memory_pressure", rps=3.0, extra_prefill_ms=700.0, fb_used_share=0.985,
+        restart_every_s=600.0,
+        description="No GPU memory headroom: allocations stall, and the engine is OOM-killed and restarts."),
+    "cold_start": BASE.with_(
+        name="cold_start", cause="cold_start", instances=4, late_instance_s=600.0, warmup_ms=6000.0, warmup_s=240.0,
+        description="A replica scales out mid-run and serves its first minutes cold (weights loading, caches empty)."),
+    "batching_delay": BASE.with_(
+        name="batching_delay", cause="batching_delay", rps=3.0, extra_prefill_ms=750.0, gpu_busy=3.5,
+        description="The GPU is busy and the queue empty, yet every first token waits for a batch to form."),
 }
 
 

@@ -6,6 +6,7 @@ from django.core.management import call_command
 
 from analysis.diagnosis_service import run_diagnosis
 from analysis.materialize import materialize
+from ingest import metrics
 from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS
 
@@ -18,8 +19,10 @@ EXPECTED = {name: ("queue_backlog" if name == "noisy_tenant" else PRESETS[name].
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_preset_is_diagnosed_as_its_cause(preset, live_server, clickhouse, alpha):
     project, key = alpha
+    # spans and the engine's metrics (the simulate command sends both)
     call_command("simulate", scenario=preset, duration="20m", endpoint=f"{live_server.url}/v1/traces", key=key, seed=11)
     get_writer().flush(force=True)
+    metrics.get_writer().flush(force=True)
     now = datetime.now(timezone.utc)
     start, end = now - timedelta(minutes=25), now + timedelta(minutes=5)
     materialize(project.id, start - timedelta(hours=1), end)

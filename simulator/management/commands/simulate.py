@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from simulator.emit import Emitter, make_exporter
+from simulator.engine_metrics import EngineMetrics, make_metric_exporter
 from simulator.incidents import check_incidents, parse_incident, parse_scope
 from simulator.runner import parse_duration, run_simulation, with_tenants
 from simulator.scenarios import PRESETS
@@ -32,6 +33,9 @@ class Command(BaseCommand):
         parser.add_argument("--protocol", choices=("http", "grpc"), default="http")
         parser.add_argument("--format", choices=("native", "vllm"), default="native")
         parser.add_argument("--live", action="store_true", help="send in real time instead of as fast as possible")
+        parser.add_argument("--no-metrics", action="store_true", help="send spans only, not the engine's metrics")
+        parser.add_argument("--metrics-only", action="store_true",
+                            help="send only the engine's metrics (vLLM, DCGM names), as a fleet without tracing does")
 
     def handle(self, *args, **o):
         if not o["scenario"] and not o["incident"]:
@@ -57,14 +61,17 @@ class Command(BaseCommand):
         # the simulated hour ends now (live: starts now), so dashboards show it as recent traffic
         base_ns = time.time_ns() - (0 if o["live"] else int(duration * 1e9))
         emitter = Emitter(make_exporter(endpoint, key, o["protocol"]), base_ns, fmt=o["format"], seed=o["seed"])
+        engine = None if o["no_metrics"] else EngineMetrics(scenario, o["service"], base_ns, 0.0, duration)
         started = time.monotonic()
         totals = run_simulation(emitter, scenario, duration, o["seed"], o["service"], live=o["live"],
-                                incidents=incidents)
+                                incidents=incidents, observe=engine.observe if engine else None,
+                                send_spans=not o["metrics_only"])
         exported, failed = emitter.close()
+        points = engine.export(make_metric_exporter(endpoint, key, o["protocol"])) if engine else 0
         elapsed = time.monotonic() - started
         self.stdout.write(
-            f"{scenario.name}{''.join(f' + {spec}' for spec in incidents)}: {totals.runs} runs, {totals.attempts} attempts, {exported} spans sent to {endpoint} "
-            f"in {elapsed:.1f}s ({exported / max(elapsed, 1e-9):,.0f} spans/s)"
+            f"{scenario.name}{''.join(f' + {spec}' for spec in incidents)}: {totals.runs} runs, {totals.attempts} attempts, {exported} spans "
+            f"and {points} metric points sent to {endpoint} in {elapsed:.1f}s ({exported / max(elapsed, 1e-9):,.0f} spans/s)"
         )
         if failed:
             raise CommandError(f"{failed} spans were not accepted by {endpoint}")
