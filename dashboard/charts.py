@@ -262,3 +262,41 @@ def waterfall(rows: list[dict], title: str) -> dict:
                   yaxis={"tickvals": list(range(len(rows))), "ticktext": labels, "autorange": "reversed",
                          "showgrid": False, "zeroline": False},
                   legend={"orientation": "h", "y": -60 / (140 + 24 * len(rows)) - 0.02, "yanchor": "top"})
+
+
+# The Engine page's panels, top to bottom: (title, unit, [(label, EngineMinute field, scale)])
+ENGINE_PANELS = (
+    ("KV cache use", "%", [("KV cache", "kv_cache_usage", 100.0)]),
+    ("requests", "requests", [("running", "in_flight", 1.0), ("waiting", "queue_depth", 1.0)]),
+    ("preemptions", "per min", [("preemptions", "preemptions_per_min", 1.0)]),
+    ("GPU utilisation", "%", [("GPU", "gpu_utilization", 100.0)]),
+    ("GPU memory", "GiB", [("used", "gpu_memory_used_bytes", 1 / 2**30), ("free", "gpu_memory_free_bytes", 1 / 2**30)]),
+    ("restarts", "count", [("restarts", "restarts", 1.0)]),
+)
+
+
+def engine_panels(minutes: list, ttft: list[dict], window) -> dict:
+    """One figure, one x axis: TTFT p95 per minute on top, then a panel per engine signal with a line per instance."""
+    rows = 1 + len(ENGINE_PANELS)
+    height = 1.0 / rows
+    data = [{"type": "scatter", "mode": "lines", "name": "TTFT p95 (traces)", "x": [m["minute"].isoformat() for m in ttft],
+             "y": [m["ttft_p95"] for m in ttft], "xaxis": "x", "yaxis": "y", "line": {"color": "#444"}}]
+    layout = {"yaxis": {"title": {"text": "TTFT p95 ms"}, "domain": [1 - height + 0.02, 1.0], "rangemode": "tozero"}}
+    instances = sorted({m.instance for m in minutes})
+    for row, (title, unit, series) in enumerate(ENGINE_PANELS, start=2):
+        axis = f"y{row}"
+        top = 1 - height * (row - 1)
+        layout[f"yaxis{row}"] = {"title": {"text": f"{title} ({unit})"}, "domain": [top - height + 0.02, top],
+                                 "rangemode": "tozero"}
+        for instance in instances:
+            mine = [m for m in minutes if m.instance == instance]
+            for label, name, scale in series:
+                values = [getattr(m, name) for m in mine]
+                if all(v is None for v in values):
+                    continue  # not measured: no line, rather than a line at 0
+                data.append({"type": "scatter", "mode": "lines+markers" if name == "restarts" else "lines",
+                             "name": f"{instance} {label}", "x": [m.minute.isoformat() for m in mine],
+                             "y": [None if v is None else round(v * scale, 3) for v in values],
+                             "xaxis": "x", "yaxis": axis, "legendgroup": instance})
+    return figure(data, "The engine's metrics per instance, over TTFT p95", xaxis=time_axis(*window),
+                  height=180 * rows, hovermode="x unified", **layout)

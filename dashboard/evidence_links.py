@@ -15,6 +15,10 @@ LINKS = {
     "prefill_ratio": [("prompts", {})],
     "decode_speed": [("prompts", {}), ("runs", {"bucket": "t_stream"})],
     "retry_rate": [("runs", {"retried": "1"})],
+    "after_start": [("engine", {}), ("runs", {"bucket": "ttft"})],
+    "kv_cache": [("engine", {})], "preemptions": [("engine", {})], "gpu_memory": [("engine", {})],
+    "restarts": [("engine", {})], "gpu_busy": [("engine", {})], "queue_empty": [("engine", {})],
+    "short_prompts_slow": [("prompts", {})], "prefix_cache_miss": [("engine", {}), ("prompts", {})],
 }
 TITLES = {"scheduler": "scheduler", "runs": "runs", "overview": "overview", "prompts": "prompt length",
-          "connections": "connections", "tenants": "tenants"}
+          "connections": "connections", "tenants": "tenants", "engine": "engine"}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard.views import budgets, connections, diagnosis, incidents, keys, overview, prompts, reviews, runs
+from dashboard.views import budgets, connections, diagnosis, engine, incidents, keys, overview, prompts, reviews, runs
 from dashboard.views import scheduler, tenants, webhooks
 
 urlpatterns = [
@@ -10,6 +10,7 @@ urlpatterns = [
     path("incidents/<int:incident_id>/", incidents.incident, name="incident"),
     path("scheduler/", scheduler.scheduler, name="scheduler"),
     path("connections/", connections.connections, name="connections"),
+    path("engine/", engine.engine, name="engine"),
     path("tenants/", tenants.tenants, name="tenants"),
     path("prompts/", prompts.prompts, name="prompts"),
     path("runs/", runs.runs, name="runs"),

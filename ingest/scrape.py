@@ -66,3 +66,8 @@ def _fetch_and_store(target: ScrapeTarget, now) -> int:
     if decoded.rejected_count:
         log.info("scrape of %s: %s", target.url, decoded.message())
     return decoded.accepted
+
+
+def targets_of(project_id: int, service: str) -> list[ScrapeTarget]:
+    """The project's scrape targets of a service, for the Engine page (their last error included)."""
+    return list(ScrapeTarget.objects.filter(project_id=project_id, service=service).order_by("url"))

@@ -1,0 +1,23 @@
+"""Engine: the serving engine's own metrics per instance (KV cache, running/waiting, preemptions, GPU utilisation
+and memory, restarts) over TTFT p95 on one shared time axis; "not measured" when the service sends none."""
+from django.views.decorators.http import require_GET
+
+from analysis import engine_series
+from analysis import queries as analysis_queries
+from dashboard import charts
+from dashboard.access import page
+from ingest.scrape import targets_of
+
+
+@require_GET
+@page(needs_service=False)
+def engine(request, page):
+    f = page.filters
+    minutes = engine_series.instance_minutes(page.project.pk, f.service, f.start, f.end) if f.service else []
+    ttft = analysis_queries.churn_windows(page.project.pk, f.service, f.start, f.end) if f.service else []
+    return page.render("dashboard/engine.html", {
+        "minutes": minutes, "instances": sorted({m.instance for m in minutes}),
+        "summary": engine_series.summary(page.project.pk, f.service, f.start, f.end) if minutes else None,
+        "targets": targets_of(page.project.pk, f.service),
+        "chart": ("engine-panels", charts.engine_panels(minutes, ttft, (f.start, f.end))) if minutes else None,
+    })
