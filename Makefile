@@ -32,6 +32,7 @@ bench: bench-ingest bench-simulate bench-analysis bench-ui
 
 bench-ingest: venv
 	$(PY) benchmarks/bench_ingest.py
+	$(PY) benchmarks/bench_metrics.py
 
 bench-simulate: venv
 	$(PY) benchmarks/bench_simulate.py

@@ -55,5 +55,7 @@ def test_a_fleet_that_sends_only_metrics_is_read_by_the_engine_reads(clickhouse,
     assert engine.sources == ["vllm", "dcgm", "process", "kube-state"]
     assert engine.instances == 3 and engine.kv_cache_usage_p95 >= 0.9 and engine.preemptions_per_min > 1
     assert engine.restarts == 0 and engine.gpu_memory_used_share_max < 0.95
-    result = run_diagnosis(project.id, sent.service, sent.start, sent.end)
-    assert result["evidence"]["requests"] == 0  # no span: the diagnosis has no requests to judge
+    from analysis.errors import AnalysisError
+
+    with pytest.raises(AnalysisError, match="no requests"):  # no span: the diagnosis has no requests to judge
+        run_diagnosis(project.id, sent.service, sent.start, sent.end)
