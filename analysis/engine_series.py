@@ -164,3 +164,36 @@ def _growth(minutes, start, end) -> float | None:
     first = _per_minute([m for m in minutes if m.minute < middle], "preemptions_per_min")
     second = _per_minute([m for m in minutes if m.minute >= middle], "preemptions_per_min")
     return second - first if first is not None and second is not None else None
+
+
+def scheduler_from_metrics(project_id: int, service: str, start, end, caps: dict | None = None) -> dict:
+    """gap_fraction and queue depth from the engine's gauges, for services whose traces carry no queued/admitted.
+
+    {"service": gap_fraction pooled over instances (None without a sample with requests waiting), "instances":
+    {instance: {"gap_fraction", "backlog_samples", "samples", "cap", "cap_source", "queue_depth_mean",
+    "in_flight_mean"}}, "interval_s": the median spacing of samples}. A sample is backlogged when requests wait,
+    and under its cap when fewer than cap run; cap is the traces' llm.scheduler.cap of the instance (`caps`), else
+    the most requests the instance was seen running ("observed"). Sampling error: a backlog shorter than the
+    interval can fall between two samples (README "Engine metrics").
+    """
+    names = engines.names_by_signal()
+    rows = client.query_rows(_sql("engine_scheduler_samples"), parameters={
+        "project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end),
+        "waiting": list(names["queue_depth"]), "running": list(names["in_flight"])})
+    by_instance = defaultdict(list)
+    for instance, at, waiting, running in rows:
+        by_instance[instance].append((at, waiting, running))
+    out, gaps, spacing = {}, [0, 0], []
+    for instance, samples in by_instance.items():
+        known = (caps or {}).get(instance)
+        cap = known if known is not None else max(r for _, _, r in samples)
+        backlog = [(w, r) for _, w, r in samples if w > 0]
+        under = sum(1 for _, r in backlog if r < cap)
+        gaps[0], gaps[1] = gaps[0] + under, gaps[1] + len(backlog)
+        spacing += [(b[0] - a[0]).total_seconds() for a, b in zip(samples, samples[1:])]
+        out[instance] = {"gap_fraction": under / len(backlog) if backlog else None, "backlog_samples": len(backlog),
+                         "samples": len(samples), "cap": cap, "cap_source": "traces" if known is not None else "observed",
+                         "queue_depth_mean": statistics.fmean(w for _, w, _ in samples),
+                         "in_flight_mean": statistics.fmean(r for _, _, r in samples)}
+    return {"service": gaps[0] / gaps[1] if gaps[1] else None, "instances": out,
+            "interval_s": statistics.median(spacing) if spacing else None}

@@ -59,7 +59,8 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
-        gap_fraction=gap_fraction(sweep["instances"]), churn=churn(minutes), tenants=tenants(tails),
+        gap_fraction=with_engine_gaps(gap_fraction(sweep["instances"]), project_id, service, start, end, engine),
+        churn=churn(minutes), tenants=tenants(tails),
         noisy_neighbours=noisy_neighbours(sweep["tenants"], others),
         retries=retries(buckets.t_retry, retry, amplification(sweep["instances"], minutes, width)),
         success_rate=stats.ratio(retry["successful_runs"], retry["runs"]),
@@ -157,6 +158,21 @@ def gap_fraction(state: list[dict]) -> GapFraction:
     return GapFraction(service=stats.ratio(sum(a["gap_ms"] for a in per.values() if a["capped_ms"]),
                                            sum(a["capped_ms"] for a in per.values())),
                        instances=instances, backlog_seconds=sum(a["backlog_ms"] for a in per.values()) / 1000)
+
+
+def with_engine_gaps(traced: GapFraction, project_id: int, service: str, start, end, engine) -> GapFraction:
+    """The traces' gap_fraction; when they give none (no queued/admitted events) and the engine reports its queue,
+    the engine's (source "engine metrics", caps from the traces where they gave one)."""
+    if traced.service is not None or engine.queue_depth_mean is None:
+        return traced
+    caps = {name: gap.cap for name, gap in traced.instances.items() if gap.cap is not None}
+    sampled = engine_series.scheduler_from_metrics(project_id, service, start, end, caps)
+    if sampled["service"] is None:
+        return traced
+    instances = {name: InstanceGap(gap_fraction=i["gap_fraction"], backlog_seconds=i["backlog_samples"] * (
+        sampled["interval_s"] or 0), cap=i["cap"], values=None) for name, i in sorted(sampled["instances"].items())}
+    return GapFraction(service=sampled["service"], instances=instances,
+                       backlog_seconds=sum(i.backlog_seconds for i in instances.values()), source="engine metrics")
 
 
 def churn(minutes: list[dict], min_successes: int = MIN_WINDOW_SUCCESSES) -> Churn:

@@ -161,6 +161,9 @@ class GapFraction(Record):
     service: float | None
     instances: dict[str, InstanceGap]
     backlog_seconds: float
+    # "traces" (the queued/admitted sweep, exact) or "engine metrics" (the engine's gauges, when the traces carry no
+    # scheduler events: sampled, see analysis.engine_series.scheduler_from_metrics)
+    source: str = "traces"
 
 
 @dataclass(frozen=True, slots=True)

@@ -300,3 +300,15 @@ def engine_panels(minutes: list, ttft: list[dict], window) -> dict:
                              "xaxis": "x", "yaxis": axis, "legendgroup": instance})
     return figure(data, "The engine's metrics per instance, over TTFT p95", xaxis=time_axis(*window),
                   height=180 * rows, hovermode="x unified", **layout)
+
+
+def engine_queue_chart(minutes: list, window) -> dict:
+    """Requests waiting and running per instance and minute, as the engine's gauges report them."""
+    data = []
+    for instance in sorted({m.instance for m in minutes}):
+        mine = [m for m in minutes if m.instance == instance]
+        for label, name in (("waiting", "queue_depth"), ("running", "in_flight")):
+            data.append({"type": "scatter", "mode": "lines", "name": f"{instance} {label}",
+                         "x": [m.minute.isoformat() for m in mine], "y": [getattr(m, name) for m in mine]})
+    return figure(data, "Queue depth and in flight from the engine's metrics (mean per minute)", "requests",
+                  xaxis=time_axis(*window), hovermode="x unified")

@@ -75,3 +75,17 @@ def trend_line(points: list[dict], x: str, y: str, slope) -> tuple[list[float], 
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     ends = [min(xs), max(xs)]
     return ends, [my + slope * (v - mx) for v in ends]
+
+
+def from_engine(project_id: int, service: str, start, end, gaps) -> dict | None:
+    """The engine's own view of its queue (its gauges, sampled), beside the traces' sweep: gap_fraction and a
+    per-minute chart of waiting and running per instance; None when the engine sends no such gauges."""
+    from analysis import engine_series
+    from dashboard import charts
+
+    caps = {name: gap.cap for name, gap in gaps.instances.items() if gap.cap is not None}
+    sampled = engine_series.scheduler_from_metrics(project_id, service, start, end, caps)
+    if not sampled["instances"]:
+        return None
+    minutes = engine_series.instance_minutes(project_id, service, start, end)
+    return {**sampled, "chart": ("engine-queue", charts.engine_queue_chart(minutes, (start, end)))}

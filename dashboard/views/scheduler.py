@@ -26,6 +26,7 @@ def scheduler(request, page):
                                                       s["label"], s["gap_fraction"], s["cap"], window))
                for i, s in enumerate(shown)]
     bands = incidents.bands(page)  # the service's incidents, shaded on every time axis
+    engine = scheduling.from_engine(page.project.pk, f.service, f.start, f.end, gaps)
     return page.render("dashboard/scheduler.html", {
         "gaps": gaps, "instances": instances, "others": others, "width_s": width / 1000,
         "hidden": len(instances) - len(shown) + (others["values"] if others else 0),
@@ -34,5 +35,5 @@ def scheduler(request, page):
         "backlog": with_bands([("backlog", charts.backlog_chart(scheduling.backlog_series(rows, width),
                                                     f"Backlog per {width // 1000} s bucket, summed over instances",
                                                     window))], bands)[0],
-        "charts": with_bands(charts_, bands),
+        "charts": with_bands(charts_, bands), "engine": engine,
     })

@@ -34,7 +34,7 @@ KEYS = {
     "decode": ["ms_per_output_token_p50", "ms_per_output_token_p95", "count"],
     "gap_fraction": {"service": None, "instances": {"gw-1": ["gap_fraction", "backlog_seconds", "cap"],
                                                    "gw-2": ["gap_fraction", "backlog_seconds", "cap"]},
-                     "backlog_seconds": None},
+                     "backlog_seconds": None, "source": None},
     "churn": ["windows", "new_connections_per_success", "spearman_ttft_p95", "spearman_ttft_stddev",
               "spearman_first_token_p95", "slope"],
     "tenants": [["tenant", "count", "total_p95", "total_p99", "ttft_p95", "ttft_p99", "t_queue_p95",
@@ -109,7 +109,7 @@ def test_collect_on_an_empty_window_says_unknown_not_zero(send, beta):
     assert ev.dominance.t_queue.p95_share is None
     data = json.loads(json.dumps(ev.to_json()))
     assert (data["dominance"], data["segments"], data["tenants"]) == ({}, {}, [])  # the JSON of today
-    assert data["gap_fraction"] == {"service": None, "instances": {}, "backlog_seconds": 0.0}
+    assert data["gap_fraction"] == {"service": None, "instances": {}, "backlog_seconds": 0.0, "source": "traces"}
     assert Evidence.from_json(data) == ev
 
 
