@@ -47,7 +47,7 @@ def test_only_services_with_new_spans_are_diagnosed_again(two_services, ingest):
     ingest(key, f.request(*_attempts(at=f.BASE + timedelta(minutes=5), t_first_token_ms=900), service="embedder"))
     third = _minute(NOW + timedelta(minutes=2))
     # the window 10:02-10:17 holds embedder's 3 new attempts only: TTFT 20 + 900 ms, over 600
-    assert (third["found"], third["verdicts"]) == (1, {"prefill_pressure": 1})
+    assert (third["found"], third["verdicts"]) == (1, {"ttft_unexplained": 1})
     latest = WindowDiagnosis.objects.filter(project=project).order_by("-end").first()
     assert (latest.service, latest.end) == ("embedder", f.BASE + timedelta(minutes=17))
 

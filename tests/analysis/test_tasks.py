@@ -46,7 +46,7 @@ def test_diagnose_window_task_stores_one_result_per_window(traffic):
     first = tasks.diagnose_window.apply(args=args).get()
     again = tasks.diagnose_window.apply(args=args).get()
     # one of the three waited 900 ms for its first token, so the verdict is about TTFT; it is stored either way
-    assert first["id"] == again["id"] and first["verdict"] == again["verdict"] == "prefill_pressure"
+    assert first["id"] == again["id"] and first["verdict"] == again["verdict"] == "ttft_unexplained"
     assert WindowDiagnosis.objects.filter(project=traffic).count() == 1
     assert WindowDiagnosis.objects.get().result["evidence"]["requests"] == 3
 
@@ -62,10 +62,10 @@ def test_the_minute_and_hour_tasks_take_their_now_as_iso(alpha, ingest, clickhou
     recent = tasks.diagnose_recent_windows.apply(args=[now.isoformat()]).get()
     # TTFT 20 + 900 ms is over 600 ms, with nothing else slow
     assert recent == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(minutes=15)).isoformat()],
-                      "verdicts": {"prefill_pressure": 1}, "found": 1, "expired": 0, "deferred": 0, "errors": 0}
+                      "verdicts": {"ttft_unexplained": 1}, "found": 1, "expired": 0, "deferred": 0, "errors": 0}
     hourly = tasks.rollup_last_hour.apply(args=["2026-01-05T11:02:00Z"]).get()
     assert hourly == {"window": [f.BASE.isoformat(), (f.BASE + timedelta(hours=1)).isoformat()],
-                      "verdicts": {"prefill_pressure": 1}, "deferred": 0, "errors": 0}
+                      "verdicts": {"ttft_unexplained": 1}, "deferred": 0, "errors": 0}
     assert WindowDiagnosis.objects.filter(project=project).count() == 2
     # a rerun of the rollup goes on where the last stopped: that service's hour is stored, nothing left to do
     assert tasks.rollup_last_hour.apply(args=["2026-01-05T11:07:00Z"]).get()["verdicts"] == {}

@@ -98,6 +98,7 @@ def build_site(url: str) -> Site:
 
     from analysis.jobs import diagnose_window
     from analysis.materialize import materialize
+    from ingest import metrics
     from ingest.pipeline import export, get_writer
     from projects.models import ApiKey, Project
     from tests import factories as f
@@ -117,6 +118,7 @@ def build_site(url: str) -> Site:
                          start_ns=int(now_ns - 300e9 + i * 1e9)) for i in range(HOSTILE_SPANS)]
     export(f"Bearer {raw}", f.request(*hostile, service=SERVICE).SerializeToString(), "protobuf")
     get_writer().flush(force=True)
+    metrics.get_writer().flush(force=True)  # the simulate command sent the engine's metrics too
 
     end = datetime.now(timezone.utc).replace(second=0, microsecond=0) + timedelta(minutes=1)
     materialize(project.id, end - timedelta(hours=2), end + timedelta(minutes=5))

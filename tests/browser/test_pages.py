@@ -21,6 +21,7 @@ PAGES = {
     "Diagnosis": ("diagnosis", "Diagnosis", 0),
     "Scheduler": ("scheduler", "Scheduler", 1),
     "Connections": ("connections", "Connections", 1),
+    "Engine": ("engine", "Engine", 1),
     "Tenants": ("tenants", "Tenants", 1),
     "Prompt length": ("prompts", "Prompt length", 1),
     "Runs": ("runs", "Runs", 0),
@@ -106,8 +107,15 @@ def prompts(browser):
     assert sum(int(td.get_attribute("data-value")) for td in cells) == browser.site.attempts
 
 
+def engine(browser):
+    """The simulated engine's metrics: one line per instance and signal, and the summary of what was measured."""
+    assert browser.driver.find_element(By.ID, "sources").text == "vllm, dcgm, process, kube-state"
+    traces = browser.js("return document.getElementById('engine-panels-plot').data.length")
+    assert traces > 10
+
+
 PAGE_CHECKS = {"overview": overview, "diagnosis": diagnosis, "scheduler": scheduler, "connections": connections,
-               "tenants": tenants, "prompts": prompts, "runs": runs, "keys": keys}
+               "engine": engine, "tenants": tenants, "prompts": prompts, "runs": runs, "keys": keys}
 
 
 def run_links(browser):

@@ -44,7 +44,9 @@ def reuse(recs):
 
 
 COVERED = {"healthy", "queue_backlog", "admission_gap", "preprocessing", "prefill_pressure", "decode_throughput",
-           "connection_churn", "retry_amplification", "post_processing", "network_overhead", "noisy_tenant", "steady_slow"}
+           "connection_churn", "retry_amplification", "post_processing", "network_overhead", "noisy_tenant", "steady_slow",
+           # the engine presets: their spans here, their metrics in tests/simulator/test_engine_metrics.py
+           "kv_cache_pressure", "gpu_memory_pressure", "cold_start", "batching_delay"}
 
 
 def test_every_preset_has_a_signature_test():
@@ -191,3 +193,27 @@ def test_steady_slow_is_slow_everywhere_but_never_queues():
     assert sched.backlog_share < 0.05  # headroom: the slowness is the model's, not a queue's
     assert p95(r.ttft for r in ok(recs)) > 3 * p95(r.ttft for r in ok(healthy))  # ~1.45 s vs ~0.26 s
     assert sg.ms_per_output_token(recs) > 35  # ~50 ms per token vs ~16
+
+
+@pytest.mark.parametrize("name", ["kv_cache_pressure", "gpu_memory_pressure", "batching_delay"])
+def test_engine_presets_slow_the_first_token_without_a_queue_or_slow_decode(name):
+    """What the spans show of an engine preset: TTFT high, no backlog, decode as healthy's. Their cause is only in
+    the engine's metrics."""
+    recs, sched = observed(name)
+    healthy, _ = observed("healthy")
+    assert p95(r.t_queue for r in recs) < 1000 and sched.backlog_share < 0.2
+    assert p95(r.ttft for r in ok(recs)) > 3 * p95(r.ttft for r in ok(healthy))
+    assert sg.ms_per_output_token(recs) < 1.5 * sg.ms_per_output_token(healthy)
+
+
+def test_cold_start_adds_a_replica_mid_run_whose_first_minutes_are_slow():
+    recs, _ = observed("cold_start")
+    start = min(r.queued for r in recs)
+    first = {}
+    for r in recs:
+        first[r.instance] = min(first.get(r.instance, r.queued), r.queued)
+    late = [i for i, t in first.items() if t - start > 9 * 60_000]
+    assert late == ["llm-gateway-4"]
+    early = [r.ttft for r in ok(recs) if r.instance == late[0] and r.queued - first[late[0]] < 60_000]
+    steady = [r.ttft for r in ok(recs) if r.instance != late[0]]
+    assert sg.median(early) > 5 * sg.median(steady)

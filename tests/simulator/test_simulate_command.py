@@ -18,6 +18,13 @@ def captured(monkeypatch):
     """The command's exporter replaced by an in-memory one: what it would send, without a server."""
     exporter = InMemorySpanExporter()
     monkeypatch.setattr("simulator.management.commands.simulate.make_exporter", lambda endpoint, key, protocol: exporter)
+    metric_batches = exporter.metric_batches = []  # and the engine's metrics, kept in memory as well
+
+    class Metrics:
+        def export(self, data, **kwargs):
+            metric_batches.append(data)
+
+    monkeypatch.setattr("simulator.management.commands.simulate.make_metric_exporter", lambda *args: Metrics())
     return exporter
 
 
@@ -54,6 +61,10 @@ def test_vllm_format_sends_only_llm_request_spans(captured):
     assert all("gen_ai.latency.e2e" in s.attributes for s in spans)
     assert out.getvalue().startswith("decode_throughput: ")
     assert f"{len(spans)} spans sent" in out.getvalue()
+    # the engine's metrics went too: one batch per instance, named as vLLM names them
+    names = {m.name for data in captured.metric_batches for rm in data.resource_metrics for sm in rm.scope_metrics
+             for m in sm.metrics}
+    assert len(captured.metric_batches) == 3 and "vllm:num_requests_running" in names
 
 
 @pytest.mark.slow  # runs a preset through the simulator

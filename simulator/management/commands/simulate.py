@@ -71,7 +71,8 @@ class Command(BaseCommand):
         elapsed = time.monotonic() - started
         self.stdout.write(
             f"{scenario.name}{''.join(f' + {spec}' for spec in incidents)}: {totals.runs} runs, {totals.attempts} attempts, {exported} spans "
-            f"and {points} metric points sent to {endpoint} in {elapsed:.1f}s ({exported / max(elapsed, 1e-9):,.0f} spans/s)"
+            f"sent to {endpoint} in {elapsed:.1f}s ({exported / max(elapsed, 1e-9):,.0f} spans/s)"
+            + (f"; {points} metric points of the engine to its /v1/metrics" if engine else "")
         )
         if failed:
             raise CommandError(f"{failed} spans were not accepted by {endpoint}")
