@@ -17,15 +17,24 @@ _HISTOGRAM = (f"Tuple({_POINT}, count UInt64, sum Float64, bucket_counts Array(U
 _BUCKETS = "Tuple(offset Int32, bucket_counts Array(UInt64))"
 _EXPONENTIAL = (f"Tuple({_POINT}, count UInt64, sum Float64, scale Int32, zero_count UInt64, positive {_BUCKETS}, "
                 f"negative {_BUCKETS}, min Float64, max Float64)")
-STRUCTURE = (
-    f"project_id UInt32, resource_metrics Array(Tuple(resource Tuple(attributes {_KV}), schema_url String, "
-    f"scope_metrics Array(Tuple(scope Tuple(name String, version String, attributes {_KV}, dropped_attributes_count UInt32), "
-    "schema_url String, metrics Array(Tuple(name String, description String, unit String, "
-    f"gauge Tuple(data_points Array({_NUMBER})), "
-    f"sum Tuple(data_points Array({_NUMBER}), aggregation_temporality Int32, is_monotonic Bool), "
-    f"histogram Tuple(data_points Array({_HISTOGRAM}), aggregation_temporality Int32), "
-    f"exponential_histogram Tuple(data_points Array({_EXPONENTIAL}), aggregation_temporality Int32)))))))"
-)
+_BRANCHES = {
+    "gauge": f"gauge Tuple(data_points Array({_NUMBER}))",
+    "sum": f"sum Tuple(data_points Array({_NUMBER}), aggregation_temporality Int32, is_monotonic Bool)",
+    "histogram": f"histogram Tuple(data_points Array({_HISTOGRAM}), aggregation_temporality Int32)",
+    "exponential_histogram": f"exponential_histogram Tuple(data_points Array({_EXPONENTIAL}), aggregation_temporality Int32)",
+}
+
+
+def structure(branch: str) -> str:
+    """What ClickHouse reads of a SpoolRecord for one table: the metric's other branches are skipped unparsed, so
+    each of the four INSERTs decodes only its own kind of points."""
+    return (
+        f"project_id UInt32, resource_metrics Array(Tuple(resource Tuple(attributes {_KV}), schema_url String, "
+        f"scope_metrics Array(Tuple(scope Tuple(name String, version String, attributes {_KV}, "
+        f"dropped_attributes_count UInt32), schema_url String, metrics Array(Tuple(name String, description String, "
+        f"unit String, {_BRANCHES[branch]}))))))"
+    )
+
 
 _COMMON = {
     "ProjectId": "project_id",
@@ -61,6 +70,11 @@ TABLES = {
         "NegativeBucketCounts": "p.negative.bucket_counts",
         "AggregationTemporality": "m.exponential_histogram.aggregation_temporality"}),
 }
+
+
+def statements(source: str) -> list[tuple[str, str, str]]:
+    """(token suffix, INSERT sql, structure) per table, for ingest.writer."""
+    return [(f"-{table}", insert_sql(table, source), structure(branch)) for table, (branch, _) in TABLES.items()]
 
 
 @lru_cache(maxsize=8)

@@ -39,17 +39,15 @@ class Kind:
 
     name: str
     request: type  # the OTLP Export*ServiceRequest class a SpoolRecord extends
-    structure: str
-    statements: Callable[[str], list[tuple[str, str]]]  # source -> [(token suffix, INSERT sql)]
+    statements: Callable[[str], list[tuple[str, str, str]]]  # source -> [(token suffix, INSERT sql, structure)]
     bisect: bool  # refused batches are bisected down to the spans at fault; otherwise quarantined whole
     schema_file: str
 
 
-TRACES = Kind("traces", ExportTraceServiceRequest, mapping.STRUCTURE, lambda source: [("", mapping.insert_sql(source))],
-              True, "otlp_spool_record.proto")
-METRICS = Kind("metrics", ExportMetricsServiceRequest, metrics_mapping.STRUCTURE,
-               lambda source: [(f"-{t}", metrics_mapping.insert_sql(t, source)) for t in metrics_mapping.TABLES],
-               False, "otlp_metrics_spool_record.proto")
+TRACES = Kind("traces", ExportTraceServiceRequest,
+              lambda source: [("", mapping.insert_sql(source), mapping.STRUCTURE)], True, "otlp_spool_record.proto")
+METRICS = Kind("metrics", ExportMetricsServiceRequest, metrics_mapping.statements, False,
+               "otlp_metrics_spool_record.proto")
 
 
 def _schema_settings(kind: Kind) -> dict:
@@ -123,15 +121,15 @@ def _insert(token: str, paths: list[Path] | None = None, data: bytes | None = No
             return _insert_bytes_embedded(token, data, scratch, kind)
         names = ",".join(p.name for p in paths)
         path = f"{paths[0].parent}/{{{names}}}" if len(paths) > 1 else str(paths[0])
-        for suffix, sql in kind.statements("file({path:String}, 'Protobuf', {structure:String})"):
-            client.command(sql, parameters={"path": path, "structure": kind.structure, **_limits()},
+        for suffix, sql, structure in kind.statements("file({path:String}, 'Protobuf', {structure:String})"):
+            client.command(sql, parameters={"path": path, "structure": structure, **_limits()},
                            settings=_insert_settings(token + suffix, kind), role="writer")
     else:
         # A ClickHouse server cannot read our disk: the records are the INSERT's body.
         if data is None:
             data = b"".join(Path(p).read_bytes() for p in paths)
-        for suffix, sql in kind.statements("input({structure:String})"):
-            client.command(sql + "\nFORMAT Protobuf", parameters={"structure": kind.structure, **_limits()},
+        for suffix, sql, structure in kind.statements("input({structure:String})"):
+            client.command(sql + "\nFORMAT Protobuf", parameters={"structure": structure, **_limits()},
                            settings=_insert_settings(token + suffix, kind), data=data, role="writer")
 
 
