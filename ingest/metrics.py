@@ -6,7 +6,6 @@ once in the otel_metrics_* tables. The Prometheus scraper (ingest.scrape) enters
 """
 import json
 import math
-import threading
 from collections import Counter
 
 from django.conf import settings
@@ -17,38 +16,26 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from ingest.decode import Decoded, accepted_window, read_body
 from ingest.errors import IngestError
 from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
-from ingest.spool import ProjectSpoolFull, Spool, SpoolFull
-from ingest.writer import METRICS, Writer
+from ingest.spool import ProjectSpoolFull, SpoolFull
+from ingest.writer import METRICS, ProcessWriter, Writer
 from projects.keys import authorize
 
-_lock = threading.Lock()
-_writer: Writer | None = None
 # A data point costs about a tenth of a span to store (a dozen columns, no lifecycle): the project's
 # spans-per-second limit admits ten points for each span.
 POINTS_PER_SPAN = 10
 _BRANCHES = ("gauge", "sum", "histogram", "exponential_histogram")
 
 
+_metrics = ProcessWriter(METRICS, "metrics")
+
+
 def get_writer() -> Writer:
-    """The process's metrics writer, its thread started on first use."""
-    global _writer
-    if _writer is None:
-        with _lock:
-            if _writer is None:
-                spool = Spool(settings.INGEST_SPOOL_DIR / "metrics", segment_spans=settings.INGEST_SEGMENT_SPANS,
-                              max_bytes=settings.INGEST_SPOOL_MAX_BYTES, fsync=settings.INGEST_SPOOL_FSYNC,
-                              max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000)
-                _writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000, kind=METRICS)
-                _writer.start()
-    return _writer
+    """The process's metrics writer (spool INGEST_SPOOL_DIR/metrics), its thread started on first use."""
+    return _metrics.get()
 
 
 def stop_writer(drain: bool = True) -> None:
-    global _writer
-    with _lock:
-        if _writer is not None:
-            _writer.stop(drain=drain)
-            _writer = None
+    _metrics.stop(drain=drain)
 
 
 def export(authorization: str | None, raw: bytes, encoding: str, content_encoding: str = "") -> Decoded:

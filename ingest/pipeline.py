@@ -2,7 +2,6 @@
 
 The HTTP view and the gRPC servicer both call `export`; the process-wide spool and writer live here.
 """
-import threading
 from functools import partial
 
 from django.conf import settings
@@ -10,31 +9,17 @@ from django.conf import settings
 from ingest import cardinality, metrics
 from ingest.decode import Decoded, decode_json, decode_protobuf, read_body
 from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
-from ingest.spool import ProjectSpoolFull, Spool, SpoolFull
-from ingest.writer import Writer
+from ingest.spool import ProjectSpoolFull, SpoolFull
+from ingest.writer import TRACES, ProcessWriter, Writer
 from projects.keys import authorize
 
 __all__ = ["export", "get_writer", "start_writer", "stop_writer", "OverLimit", "SpoolFull"]
-_lock = threading.Lock()
-_writer: Writer | None = None
+_traces = ProcessWriter(TRACES)
 
 
 def get_writer() -> Writer:
-    """The process's writer, its thread started on first use."""
-    global _writer
-    if _writer is None:
-        with _lock:
-            if _writer is None:
-                spool = Spool(
-                    settings.INGEST_SPOOL_DIR,
-                    segment_spans=settings.INGEST_SEGMENT_SPANS,
-                    max_bytes=settings.INGEST_SPOOL_MAX_BYTES,
-                    fsync=settings.INGEST_SPOOL_FSYNC,
-                    max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000,
-                )
-                _writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000)
-                _writer.start()
-    return _writer
+    """The process's trace writer, its thread started on first use."""
+    return _traces.get()
 
 
 start_writer = get_writer
@@ -42,11 +27,7 @@ start_writer = get_writer
 
 def stop_writer(drain: bool = True) -> None:
     """Stop the trace writer and, when it was started, the metrics writer (ingest.metrics)."""
-    global _writer
-    with _lock:
-        if _writer is not None:
-            _writer.stop(drain=drain)
-            _writer = None
+    _traces.stop(drain=drain)
     metrics.stop_writer(drain=drain)
 
 

@@ -301,3 +301,29 @@ class Writer:
             except Exception:  # keep the thread alive: losing it would silently stop ingest
                 log.exception("spool writer: unexpected error; retrying")
                 backoff = min(MAX_BACKOFF_S, max(backoff * 2, 1.0))
+
+
+class ProcessWriter:
+    """The process's writer of one kind over its spool directory, its thread started on first use (thread-safe)."""
+
+    def __init__(self, kind: Kind, subdirectory: str = ""):
+        self.kind, self.subdirectory = kind, subdirectory
+        self._lock = threading.Lock()
+        self._writer: Writer | None = None
+
+    def get(self) -> Writer:
+        if self._writer is None:
+            with self._lock:
+                if self._writer is None:
+                    spool = Spool(settings.INGEST_SPOOL_DIR / self.subdirectory,
+                                  segment_spans=settings.INGEST_SEGMENT_SPANS, max_bytes=settings.INGEST_SPOOL_MAX_BYTES,
+                                  fsync=settings.INGEST_SPOOL_FSYNC, max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000)
+                    self._writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000, kind=self.kind)
+                    self._writer.start()
+        return self._writer
+
+    def stop(self, drain: bool = True) -> None:
+        with self._lock:
+            if self._writer is not None:
+                self._writer.stop(drain=drain)
+                self._writer = None
