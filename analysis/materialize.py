@@ -10,6 +10,7 @@ import logging
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from analysis import aggregates
 from analysis.windows import utc_naive
 from store import client
 from store.sql import SqlFiles
@@ -23,11 +24,13 @@ def materialize(project_id: int, start: datetime, end: datetime) -> int:
     """Recompute request_buckets for the project's attempts queued in [start, end); returns the
     window's row count afterwards (chDB reports no written_rows).
 
+    The hours around the window get their aggregates anew (analysis/aggregates.py).
     Idempotent: a re-run writes newer copies of the same (trace_id, span_id) keys, which FINAL reads
     as one row each. An attempt that left the window (its queued_at moved) keeps its old row.
     """
     params = {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end)}
     client.command(_sql("materialize_request_buckets"), parameters=params)
+    aggregates.refresh(project_id, start, end)
     [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters=params)
     return int(count)
 

@@ -8,7 +8,7 @@ import math
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis import buckets
+from analysis import aggregates, buckets
 from analysis.evidence_types import OTHERS
 from analysis.stats import finite
 from analysis.windows import utc_naive
@@ -21,6 +21,7 @@ DIMENSIONS = ("route", "tenant")
 # the percentiles a budget may be measured at
 PERCENTILES = (50, 90, 95, 99)
 UINT32_MAX = 2**32 - 1  # a {limit:UInt32} that keeps everything
+MINUTE_MS = 60_000
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
@@ -127,7 +128,11 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
     with the most slot time keep rows of their own; the rest are pooled (per bucket for instances) in rows named
     evidence_types.OTHERS whose "others" says how many they hold (None on every other row), which come last.
     """
-    params = _params(project_id, service, start, end, bucket_ms=bucket_ms, limit=UINT32_MAX if limit is None else limit)
+    # the stored minutes serve buckets of whole minutes; finer ones are swept from attempts over the whole window
+    cut = aggregates.split(project_id, start, end) if bucket_ms % MINUTE_MS == 0 else aggregates.Split(
+        utc_naive(start), utc_naive(end), utc_naive(end), utc_naive(end))
+    params = {**_params(project_id, service, start, end, bucket_ms=bucket_ms,
+                        limit=UINT32_MAX if limit is None else limit), **cut.params}
     instances, tenants = [], []
     for r in client.query(_sql("scheduler_sweep"), parameters=params):
         others = int(r["folded"]) if r["is_others"] else None

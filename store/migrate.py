@@ -86,7 +86,8 @@ def migrate() -> list[Migration]:
 # Tables that expire rows after CLICKHOUSE_RETENTION_DAYS, with the instant they expire from.
 RETAINED = {"spans": "start_at", "request_buckets": "start_at", "otel_metrics_gauge": "TimeUnix",
             "otel_metrics_sum": "TimeUnix", "otel_metrics_histogram": "TimeUnix",
-            "otel_metrics_exponential_histogram": "TimeUnix"}
+            "otel_metrics_exponential_histogram": "TimeUnix", "scheduler_minutes": "hour", "request_hours": "hour",
+            "aggregated_hours": "hour"}
 
 
 def apply_retention(days: int) -> None:

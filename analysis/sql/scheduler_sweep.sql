@@ -1,15 +1,14 @@
 -- Scheduler state of each instance of one service (docs/span-convention.md, "Scheduler state over time")
--- over the window [start, end), swept from every attempt queued or in flight during it; route and tenant filters do not apply (an instance's
--- queue is every route's and tenant's). One pass, two groupings:
--- * per instance and bucket of {bucket_ms} ms (epoch-aligned; tenant = ''): cap (the
---   llm.scheduler.cap of the latest attempt queued so far, so a cap changed mid-window counts from then
---   on; NULL unknown), backlog_ms (queue_depth > 0), gap_ms (... and
+-- over the window [start, end): the scheduler_pieces view's sweep of the attempts queued or in flight during the
+-- window's edges, with the stored minutes and hours of its aggregated core [core_start, core_end) (analysis/
+-- aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
+-- (epoch-aligned; whole minutes when the window has a core). Route and tenant filters do not apply (an instance's
+-- queue is every route's and tenant's). Two groupings:
+-- * per instance and bucket (tenant = ''): cap (the llm.scheduler.cap of the latest attempt queued so far, so a
+--   cap changed mid-window counts from then on; NULL unknown), backlog_ms (queue_depth > 0), gap_ms (... and
 --   in_flight < cap), queue_ms / in_flight_ms (integrals, count x ms), maxima, covered_ms;
 -- * per tenant (instance = ''): in_flight_backlog_ms, the slot time its attempts held while their
 --   instance had a queue, and its attempts.
--- TRICKY: events are not grouped per instant but put in one total order (t, hash of span_id, kind);
--- ties then add zero-length steps, and with B(t) = backlog time before t an attempt's overlap with
--- backlog is B(released) - B(admitted) = the sum of -df x B over its in-flight events.
 -- Bounded: the {limit} instances with the most backlog (then in-flight time) and the {limit} tenants with the most
 -- slot time during backlog keep their rows; every other instance's rows are pooled per bucket, and every other
 -- tenant's into one row (is_others = 1, names ''; folded = how many instances or tenants they hold), so the rows
@@ -53,72 +52,36 @@ FROM
                    uniqExact(if(is_instance_row, instance, tenant)) OVER (PARTITION BY is_instance_row) AS names
             FROM
             (
-                SELECT
-                    grouping(tenant) = 1 AS is_instance_row,
-                    instance,
-                    b * {bucket_ms:UInt32} AS bucket_start_ms,
-                    tenant,
-                    argMax(cap, t) AS instance_cap,
-                    sumIf(hi - lo, queue > 0) / 1e6 AS backlog_ms,
-                    sumIf(hi - lo, queue > 0 AND in_flight < coalesce(cap, 0)) / 1e6 AS gap_ms,
-                    sum((hi - lo) * queue) / 1e6 AS queue_ms,
-                    sum((hi - lo) * in_flight) / 1e6 AS in_flight_ms,
-                    sum(hi - lo) / 1e6 AS covered_ms,
-                    maxIf(queue, hi > lo) AS queue_max,
-                    maxIf(in_flight, hi > lo) AS in_flight_max,
-                    sumIf(-df * b_before, b = intDiv(lo0, width)) / 1e6 AS in_flight_backlog_ms,
-                    countIf(kind = 0 AND b = intDiv(lo0, width) AND t >= toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})) AS attempts
+                -- the window's rows per instance and bucket (tenant = '') and per tenant (instance = ''): its
+                -- aggregated core's minutes and hours (analysis/aggregates.py) with the edges swept from attempts
+                SELECT is_instance_row, instance, bucket_start_ms, tenant, argMax(cap, cap_at) AS instance_cap,
+                       sum(backlog_ms) AS backlog_ms, sum(gap_ms) AS gap_ms, sum(queue_ms) AS queue_ms,
+                       sum(in_flight_ms) AS in_flight_ms, sum(covered_ms) AS covered_ms, max(queue_max) AS queue_max,
+                       max(in_flight_max) AS in_flight_max, sum(in_flight_backlog_ms) AS in_flight_backlog_ms,
+                       sum(attempts) AS attempts
                 FROM
                 (
-                    -- each step [t, next_t) split at bucket edges (a zero-length step keeps one piece for the tenant sum)
-                    SELECT *, toInt64(arrayJoin(range(toUInt64(intDiv(lo0, width)), toUInt64(greatest(intDiv(hi0 - 1, width), intDiv(lo0, width)) + 1)))) AS b,
-                           greatest(lo0, b * width) AS lo, greatest(least(hi0, (b + 1) * width), lo) AS hi
-                    FROM
-                    (
-                        -- B before each event: the instance's backlog time over earlier steps
-                        SELECT *, sum(backlog) OVER w - backlog AS b_before
-                        FROM
-                        (
-                            -- state after each event, until the instance's next event
-                            SELECT instance, tenant, t, kind, toInt64(df) AS df, span_key,
-                                   toInt64({bucket_ms:UInt32}) * 1000000 AS width,
-                                   anyLast(if(kind = 0, event_cap, NULL)) OVER w AS cap,
-                                   sum(dq) OVER w AS queue, sum(df) OVER w AS in_flight,
-                                   leadInFrame(t, 1, t) OVER w1 AS next_t,
-                                   -- the step [t, next_t) clipped to the window: time outside it counts for nothing
-                                   least(greatest(t, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS lo0,
-                                   least(greatest(next_t, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS hi0,
-                                   if(queue > 0, hi0 - lo0, 0) AS backlog
-                            FROM
-                            (
-                                -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent,
-                                -- the convention); -1 in_flight at released_at (no earlier than admitted_at)
-                                SELECT instance, tenant, cap AS event_cap, cityHash64(span_id) AS span_key,
-                                       e.1 AS t, e.2 AS dq, e.3 AS df, e.4 AS kind
-                                FROM
-                                (
-                                    SELECT instance, tenant, cap, span_id,
-                                           arrayJoin([
-                                               (toUnixTimestamp64Nano(queued_at), 1, 0, 0),
-                                               (toUnixTimestamp64Nano(coalesce(admitted_at, queued_at)), -1, 1, 1),
-                                               (toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at), coalesce(admitted_at, queued_at))), 0, -1, 2)
-                                           ]) AS e
-                                    FROM request_buckets FINAL
-                                    WHERE project_id = {project_id:UInt32} AND service = {service:String}
-                                      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-                                      -- every attempt queued or in flight during the window (a queue's state at the
-                                      -- window's start comes from attempts queued before it)
-                                      AND queued_at < {end:DateTime64(9, 'UTC')}
-                                      AND coalesce(released_at, admitted_at, queued_at) >= {start:DateTime64(9, 'UTC')}
-                                )
-                            )
-                            WINDOW w AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING),
-                                   w1 AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
-                        )
-                        WINDOW w AS (PARTITION BY instance ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING)
-                    )
+                    SELECT is_instance_row, instance, tenant, cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms,
+                           covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
+                           if(is_instance_row, intDiv(toInt64(toUnixTimestamp(minute)) * 1000, {bucket_ms:UInt32}) * {bucket_ms:UInt32}, 0) AS bucket_start_ms
+                    FROM scheduler_minutes
+                    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
+                    UNION ALL
+                    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms,
+                           covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
+                           if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
+                    FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
+                                          start = {start:DateTime64(9, 'UTC')}, end = {core_start:DateTime64(9, 'UTC')},
+                                          bucket_ms = {bucket_ms:UInt32})
+                    UNION ALL
+                    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms,
+                           covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
+                           if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
+                    FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
+                                          start = {core_end:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')},
+                                          bucket_ms = {bucket_ms:UInt32})
                 )
-                GROUP BY GROUPING SETS ((instance, b), (tenant))
+                GROUP BY is_instance_row, instance, bucket_start_ms, tenant
             )
             WINDOW i AS (PARTITION BY is_instance_row, instance)
         )

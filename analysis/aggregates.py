@@ -1,0 +1,72 @@
+"""Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
+
+Two tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
+scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view) and
+request_hours (attempts per service, route and hour: the pickers' counts). Each recomputation is a new version
+of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
+
+A read splits its window [start, end) into the core, the whole hours inside it (when every one of them is
+aggregated), read from the aggregates, and the edges before and after, read from request_buckets as before; a
+window without a whole aggregated core is read from request_buckets alone. The two parts add up exactly: the
+sweep is cut at hours (and its minutes at minute edges) in both, and counts are per hour.
+"""
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from analysis.windows import utc_naive
+from store import client
+from store.sql import SqlFiles
+
+_sql = SqlFiles(Path(__file__).parent / "sql").text
+HOUR = timedelta(hours=1)
+
+
+def _floor_hour(moment: datetime) -> datetime:
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _ceil_hour(moment: datetime) -> datetime:
+    floor = _floor_hour(moment)
+    return floor if floor == moment else floor + HOUR
+
+
+def refresh(project_id: int, start: datetime, end: datetime) -> int:
+    """Recompute the aggregates of the project's whole hours around [start, end): from the hour before (an attempt
+    whose queued_at moved out of it, or that was still in flight in the next one) to the hour after. Returns how
+    many hours were recorded."""
+    lo, hi = _floor_hour(utc_naive(start)) - HOUR, _ceil_hour(utc_naive(end)) + HOUR
+    # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
+    computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
+    params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": computed_at}
+    client.command(_sql("aggregate_scheduler_minutes"), parameters=params)
+    client.command(_sql("aggregate_request_hours"), parameters=params)
+    hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
+    client.command(_sql("aggregate_mark_hours"), parameters={**params, "hours": hours})
+    return len(hours)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A window cut into its aggregated core [core_start, core_end) and the edges around it (naive UTC); without a
+    core, core_start = core_end = end and the one edge is the whole window."""
+    start: datetime
+    end: datetime
+    core_start: datetime
+    core_end: datetime
+
+    @property
+    def params(self) -> dict:
+        return {"start": self.start, "end": self.end, "core_start": self.core_start, "core_end": self.core_end}
+
+
+def split(project_id: int, start: datetime, end: datetime) -> Split:
+    """The window's whole hours as its core when every one is aggregated, else no core."""
+    start, end = utc_naive(start), utc_naive(end)
+    core_start, core_end = _ceil_hour(start), _floor_hour(end)
+    if core_end > core_start:
+        rows = client.query_rows(_sql("aggregated_hours"),
+                                 parameters={"project_id": project_id, "start": core_start, "end": core_end})
+        if len(rows) == int((core_end - core_start) / HOUR):
+            return Split(start, end, core_start, core_end)
+    return Split(start, end, end, end)

@@ -1,0 +1,102 @@
+-- The scheduler sweep (docs/span-convention.md, "Scheduler state over time") of one project's attempts queued or
+-- in flight during [start, end), one service or every one (service = ''), cut into hours: each hour of the window
+-- is swept on its own, from every attempt in flight during it (events before the hour only set its starting
+-- state), so the pieces of adjacent windows add up. Rows:
+-- * per service, instance, hour and bucket of {bucket_ms} ms (is_instance_row; epoch-aligned, bucket_ns its start;
+--   a bucket across an hour's edge has a row in each hour): cap (the latest llm.scheduler.cap of an attempt queued
+--   so far in the hour; NULL unknown) and cap_at (the instant of the row's latest event, to pick the latest cap
+--   when rows are grouped), backlog_ms (queue_depth > 0), gap_ms
+--   (... and in_flight < cap), queue_ms / in_flight_ms (integrals, count x ms), covered_ms, maxima;
+-- * per service, tenant and hour (bucket_ns = the hour): in_flight_backlog_ms, the slot time its attempts held while their
+--   instance had a queue, and its attempts queued in the hour.
+-- TRICKY: events are put in one total order per instance and hour (t, hash of span_id, kind); ties then add
+-- zero-length steps, and with B(t) = the hour's backlog time before t an attempt's overlap with backlog in the hour
+-- is B(released) - B(admitted) = the sum of -df x B over its in-flight events (clipped to the hour). That sum is
+-- additive over hours, not over minutes: B restarts at every hour, so tenant rows are hourly.
+-- Use: SELECT ... FROM scheduler_pieces(project_id = 1, service = '', start = '...', end = '...', bucket_ms = 60000).
+CREATE VIEW IF NOT EXISTS scheduler_pieces AS
+SELECT
+    -- grouping sets leave the keys a row is not grouped by empty: instance rows have tenant '', tenant rows instance ''
+    project_id, service, hour, grouping(tenant) = 1 AS is_instance_row, instance, tenant,
+    if(is_instance_row, b * any(width), toUnixTimestamp64Nano(toDateTime64(hour, 9, 'UTC'))) AS bucket_ns,
+    argMax(cap, t) AS last_cap,
+    max(t) AS cap_at,
+    sumIf(hi - lo, queue > 0) / 1e6 AS backlog_ms,
+    sumIf(hi - lo, queue > 0 AND in_flight < coalesce(cap, 0)) / 1e6 AS gap_ms,
+    sum((hi - lo) * queue) / 1e6 AS queue_ms,
+    sum((hi - lo) * in_flight) / 1e6 AS in_flight_ms,
+    sum(hi - lo) / 1e6 AS covered_ms,
+    maxIf(queue, hi > lo) AS queue_max,
+    maxIf(in_flight, hi > lo) AS in_flight_max,
+    sumIf(-df * b_before, b = intDiv(lo0, width)) / 1e6 AS in_flight_backlog_ms,
+    countIf(kind = 0 AND b = intDiv(lo0, width) AND t >= hour_lo) AS attempts
+FROM
+(
+    -- each step [t, next_t) split at bucket edges (a zero-length step keeps one piece for the tenant sum)
+    SELECT *, toInt64(arrayJoin(range(toUInt64(intDiv(lo0, width)),
+                                      toUInt64(greatest(intDiv(hi0 - 1, width), intDiv(lo0, width)) + 1)))) AS b,
+           greatest(lo0, b * width) AS lo, greatest(least(hi0, (b + 1) * width), lo) AS hi
+    FROM
+    (
+        -- B before each event: the instance's backlog time over the hour's earlier steps
+        SELECT *, sum(backlog) OVER w - backlog AS b_before
+        FROM
+        (
+            -- state after each event, until the instance's next event in the hour
+            SELECT project_id, service, instance, tenant, hour, hour_lo, t, kind, toInt64(df) AS df, span_key,
+                   toInt64({bucket_ms:UInt32}) * 1000000 AS width,
+                   anyLast(if(kind = 0, event_cap, NULL)) OVER w AS cap,
+                   sum(dq) OVER w AS queue, sum(df) OVER w AS in_flight,
+                   leadInFrame(t, 1, t) OVER w1 AS next_t,
+                   -- the step [t, next_t) clipped to the hour's part of the window: time outside counts for nothing
+                   least(greatest(t, hour_lo), hour_hi) AS lo0,
+                   least(greatest(next_t, hour_lo), hour_hi) AS hi0,
+                   if(queue > 0, hi0 - lo0, 0) AS backlog
+            FROM
+            (
+                -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent, the
+                -- convention); -1 in_flight at released_at (no earlier than admitted_at); once per hour the
+                -- attempt is queued or in flight in
+                SELECT project_id, service, instance, tenant, cap AS event_cap, cityHash64(span_id) AS span_key,
+                       toDateTime(intDiv(h, 1000000000), 'UTC') AS hour,
+                       greatest(h, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})) AS hour_lo,
+                       least(h + 3600000000000, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS hour_hi,
+                       e.1 AS t, e.2 AS dq, e.3 AS df, e.4 AS kind
+                FROM
+                (
+                    SELECT project_id, service, instance, tenant, cap, span_id, q, r,
+                           arrayJoin([(q, 1, 0, 0), (a, -1, 1, 1), (r, 0, -1, 2)]) AS e,
+                           -- the hours (ns) of the window this attempt is queued or in flight in
+                           arrayJoin(range(
+                               toUInt64(intDiv(greatest(q, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), 3600000000000)),
+                               toUInt64(intDiv(least(r, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')}) - 1), 3600000000000) + 1)))
+                               * 3600000000000 AS h
+                    FROM
+                    (
+                        SELECT project_id, service, instance, tenant, cap, span_id,
+                               toUnixTimestamp64Nano(queued_at) AS q,
+                               toUnixTimestamp64Nano(coalesce(admitted_at, queued_at)) AS a,
+                               toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at),
+                                                              coalesce(admitted_at, queued_at))) AS r
+                        FROM request_buckets FINAL
+                        WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+                          AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+                          AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+                          -- every attempt queued or in flight during the window (a queue's state at an hour's start
+                          -- comes from attempts queued before it)
+                          AND queued_at < {end:DateTime64(9, 'UTC')}
+                          AND coalesce(released_at, admitted_at, queued_at) >= {start:DateTime64(9, 'UTC')}
+                    )
+                )
+            )
+            WINDOW w AS (PARTITION BY service, instance, hour ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING),
+                   w1 AS (PARTITION BY service, instance, hour ORDER BY t, span_key, kind ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING)
+        )
+        WINDOW w AS (PARTITION BY service, instance, hour ORDER BY t, span_key, kind ROWS UNBOUNDED PRECEDING)
+    )
+)
+GROUP BY GROUPING SETS ((project_id, service, hour, instance, b), (project_id, service, hour, tenant))
+-- an instance's zero-length steps at the end of an hour's part of the window would make a minute row past it
+HAVING NOT is_instance_row
+    OR bucket_ns < least(toUnixTimestamp64Nano(toDateTime64(hour, 9, 'UTC')) + 3600000000000,
+                              toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')}))
