@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.windows import utc_naive
+from analysis import aggregates
 from store import client
 from store.sql import SqlFiles
 
@@ -27,7 +27,7 @@ class Choices:
 
 
 def _params(project_id, start, end, **more) -> dict:
-    return {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end), **more}
+    return {"project_id": project_id, **aggregates.split(project_id, start, end).params, **more}
 
 
 def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:

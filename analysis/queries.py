@@ -316,7 +316,8 @@ def incident_series(project_id, service, start, end, route="", tenant="") -> lis
 
 def project_services(project_id, start, end) -> list[str]:
     """The services of one project with attempts queued in [start, end), by name."""
-    rows = client.query_rows(_sql("project_services"), parameters=_params(project_id, "", start, end))
+    rows = client.query_rows(_sql("project_services"), parameters={
+        **_params(project_id, "", start, end), **aggregates.split(project_id, start, end).params})
     return [service for (service,) in rows]
 
 

@@ -72,8 +72,10 @@ def _split(name: str, pooled: str, rows: list[dict]) -> dict:
 def noisy_neighbours(project_id, service, start, end) -> list[NoisyNeighbour]:
     """The diagnosis's noisy-neighbour evidence: per tenant (ANALYSIS_TOP_N, then the rest pooled), its slot time
     held during backlog, largest first."""
-    # It does not depend on the sweep's bucket width: one bucket per window keeps the sweep small.
-    width = min(UINT32_MAX, max(1000, int((end - start).total_seconds() * 1000)))
+    # It does not depend on the sweep's bucket width: few buckets keep the sweep small, and whole minutes (at most
+    # two buckets per window) let it read the stored minutes (analysis/aggregates.py).
+    minutes = -(-int((end - start).total_seconds()) // 60)
+    width = min(UINT32_MAX // 60_000 * 60_000, max(60_000, minutes * 60_000))
     rows = queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width,
                                    limit=settings.ANALYSIS_TOP_N)["tenants"]
     others = queries.others_t_queue(project_id, service, start, end, evidence.noisy_candidates(rows))

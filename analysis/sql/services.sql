@@ -3,14 +3,23 @@
 -- whatever {q}), so the picker can always show it; `matching` counts every service containing {q}, shown or not.
 -- requests is logical: one per (trace_id, span_id), however many copies re-sends and re-materializations left
 -- unmerged (cheaper than FINAL, which must also read and merge on the version column), over the same window
--- as every other count of the pages and the diagnosis (the window fragment: by queued_at).
-SELECT service AS value, uniqExact(trace_id, span_id) AS requests,
+-- as every other count of the pages and the diagnosis: the window's aggregated core from request_hours, its
+-- edges from request_buckets (analysis/aggregates.py).
+SELECT service AS value, sum(n) AS requests,
        {q:String} = '' OR positionCaseInsensitiveUTF8(service, {q:String}) > 0 AS hit,
        sum(toUInt64(hit)) OVER () AS matching
-FROM request_buckets
-WHERE project_id = {project_id:UInt32}
-  AND {{window}}
-  AND ({q:String} = '' OR positionCaseInsensitiveUTF8(service, {q:String}) > 0 OR service = {selected:String})
+FROM
+(
+    SELECT service, requests AS n
+    FROM request_hours
+    WHERE project_id = {project_id:UInt32} AND {{core_version}}
+    UNION ALL
+    SELECT service, uniqExact(trace_id, span_id) AS n
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{edges}}
+    GROUP BY service
+)
+WHERE {q:String} = '' OR positionCaseInsensitiveUTF8(service, {q:String}) > 0 OR service = {selected:String}
 GROUP BY service
 ORDER BY service = {selected:String} DESC, requests DESC, service
 LIMIT {limit:UInt32}
