@@ -1,8 +1,9 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Two tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
-scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view) and
-request_hours (attempts per service, route and hour: the pickers' counts). Each recomputation is a new version
+Three tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
+scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view),
+request_hours (attempts per service, route and hour: the pickers' counts) and bucket_minutes (per service, route
+and minute: each bucket's DDSketch, sum and count, for the distributions of long windows). Each recomputation is a new version
 of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
 
 A read splits its window [start, end) into the core, the whole hours inside it (when every one of them is
@@ -41,6 +42,7 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": computed_at}
     client.command(_sql("aggregate_scheduler_minutes"), parameters=params)
     client.command(_sql("aggregate_request_hours"), parameters=params)
+    client.command(_sql("aggregate_bucket_minutes"), parameters=params)
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
     client.command(_sql("aggregate_mark_hours"), parameters={**params, "hours": hours})
     return len(hours)

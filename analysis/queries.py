@@ -5,7 +5,7 @@ are UTC). Durations are milliseconds. Where a value is undefined (no rows, one v
 stddev) it is None, never 0.
 """
 import math
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from analysis import aggregates, buckets
@@ -22,6 +22,10 @@ DIMENSIONS = ("route", "tenant")
 PERCENTILES = (50, 90, 95, 99)
 UINT32_MAX = 2**32 - 1  # a {limit:UInt32} that keeps everything
 MINUTE_MS = 60_000
+# Windows at least this long read their whole aggregated hours' distributions from per-minute sketches (bucket_minutes,
+# analysis/aggregates.py: quantiles within 0.2 %, counts and means exact); shorter ones, and any tenant filter, read
+# every attempt and their quantiles are exact.
+SKETCH_AFTER = timedelta(hours=6)
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
@@ -44,13 +48,26 @@ def _buckets(row: dict) -> dict:
     return {name: _stats(row, name) for name in buckets.ALL}
 
 
+def _sketched(name: str, project_id, service, start, end, route, tenant, **more) -> tuple[str, dict]:
+    """The query `name` and its parameters, or its _sketch variant over the window's aggregated core and edges
+    when the window is at least SKETCH_AFTER long, has a core and no tenant filter."""
+    params = _params(project_id, service, start, end, route, tenant, **more)
+    if tenant or end - start < SKETCH_AFTER:
+        return name, params
+    cut = aggregates.split(project_id, start, end)
+    if cut.core_start == cut.core_end:
+        return name, params
+    return f"{name}_sketch", {**params, **cut.params}
+
+
 def bucket_distribution(project_id, service, start, end, route="", tenant="") -> dict:
     """{"requests": attempts, "buckets": {bucket: {"p50", "p95", "p99", "mean", "count"}}} in ms.
 
-    Quantiles are exact (linear interpolation between closest ranks). t_retry is over runs (final
-    attempts). A bucket with no known value has count 0 and None elsewhere.
+    Quantiles are exact (linear interpolation between closest ranks), or within 0.2 % for windows past
+    SKETCH_AFTER. t_retry is over runs (final attempts). A bucket with no known value has count 0 and None elsewhere.
     """
-    [row] = client.query(_sql("bucket_distribution"), parameters=_params(project_id, service, start, end, route, tenant))
+    name, params = _sketched("bucket_distribution", project_id, service, start, end, route, tenant)
+    [row] = client.query(_sql(name), parameters=params)
     return {"requests": int(row["requests"]), "buckets": _buckets(row)}
 
 
@@ -248,9 +265,12 @@ def stage_percentiles(project_id, service, start, end, percentile=95, route="") 
 
 def overview_series(project_id, service, start, end, width_ms: int, route="", tenant="") -> list[dict]:
     """[{"at" (aware UTC), "requests", "errors", "ttft": {p50, p95, p99}, "total": {...}}] per time bucket of
-    `width_ms` (epoch-aligned) that has attempts; the quantiles are over successful attempts, None without any."""
-    rows = client.query(_sql("overview_series"),
-                        parameters=_params(project_id, service, start, end, route, tenant, width_ms=width_ms))
+    `width_ms` (epoch-aligned) that has attempts; the quantiles are over successful attempts, None without any (from
+    the sketches, within 0.2 %, for windows past SKETCH_AFTER in buckets of whole minutes)."""
+    name, params = _sketched("overview_series", project_id, service, start, end, route, tenant, width_ms=width_ms)
+    if width_ms % MINUTE_MS:  # the sketches are per minute
+        name, params = "overview_series", _params(project_id, service, start, end, route, tenant, width_ms=width_ms)
+    rows = client.query(_sql(name), parameters=params)
     out = []
     for r in rows:
         point = {"at": datetime.fromtimestamp(r["bucket_ms"] / 1000, tz=timezone.utc),
@@ -305,11 +325,16 @@ def _mean(total, count) -> float | None:
     return float(total) / int(count) if count else None
 
 
-def incident_series(project_id, service, start, end, route="", tenant="") -> list[dict]:
+def incident_series(project_id, service, start, end, route="", tenant="", exact=False) -> list[dict]:
     """[{"at" (aware UTC minute), "attempts", "errors", bucket: {"p50", "p95", "count"} per analysis.buckets.ALL}]
     per minute of queued_at in [start, end) that has attempts, oldest first. A bucket with no known value in a
-    minute has count 0 and None quantiles (not measured, never 0). Rows are read FINAL: counts are logical."""
-    rows = client.query(_sql("incident_series"), parameters=_params(project_id, service, start, end, route, tenant))
+    minute has count 0 and None quantiles (not measured, never 0). Rows are read FINAL: counts are logical. Windows
+    past SKETCH_AFTER read the sketches (quantiles near 0.2 %) unless `exact` (incident detection: its thresholds
+    judge single minutes, whose few values a sketch's rank can miss by more)."""
+    name, params = _sketched("incident_series", project_id, service, start, end, route, tenant)
+    if exact:
+        name, params = "incident_series", _params(project_id, service, start, end, route, tenant)
+    rows = client.query(_sql(name), parameters=params)
     return [{"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
              **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}} for r in rows]
 

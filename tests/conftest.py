@@ -29,7 +29,8 @@ def clickhouse(clickhouse_schema):
     from store import client
 
     for table in ("spans", "request_buckets", "otel_metrics_gauge", "otel_metrics_sum", "otel_metrics_histogram",
-                  "otel_metrics_exponential_histogram", "scheduler_minutes", "request_hours", "aggregated_hours"):
+                  "otel_metrics_exponential_histogram", "scheduler_minutes", "request_hours", "aggregated_hours",
+                  "bucket_minutes"):
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
 

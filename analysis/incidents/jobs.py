@@ -44,8 +44,9 @@ def detect_service(project_id: int, service: str, start: datetime, end: datetime
 def _walk(project_id, service, route, start, end, th):
     """detection.detect over [start, end) on the series read around it (module docstring)."""
     hours = settings.ANALYSIS_BASELINE_HOURS
-    points = queries.incident_series(project_id, service, start - timedelta(hours=hours), end, route=route)
-    previous = queries.incident_series(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY, route=route)
+    points = queries.incident_series(project_id, service, start - timedelta(hours=hours), end, route=route, exact=True)
+    previous = queries.incident_series(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY, route=route,
+                                       exact=True)
     excluded = _stored_minutes(project_id, service, route, start)
     chooser = Chooser(points, previous, excluded, hours, th.incident_min_attempts, th.incident_baseline_minutes)
     return detect(points, start, end, chooser, th)

@@ -1,0 +1,2 @@
+-- The sketch columns of bucket_minutes by name, in the order of _minute_states.sql.
+attempts, errors, t_queue_dd, t_queue_sum, t_queue_count, t_conn_dd, t_conn_sum, t_conn_count, t_first_token_dd, t_first_token_sum, t_first_token_count, t_stream_dd, t_stream_sum, t_stream_count, t_post_dd, t_post_sum, t_post_count, t_retry_dd, t_retry_sum, t_retry_count, ttft_dd, ttft_sum, ttft_count, total_dd, total_sum, total_count, ttft_ok_dd, ttft_ok_count, total_ok_dd, total_ok_count

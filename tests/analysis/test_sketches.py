@@ -1,0 +1,98 @@
+"""Long windows read their whole hours' distributions from per-minute DDSketches (bucket_minutes). The sketch
+promises 0.2 % of a value near the rank; where values are sparse (a tail, a minute) the rank's neighbours can be
+further apart than that, so the promise tested is: on the simulator's presets p50 and p95 within 1 % of the exact
+ones wherever the window holds at least MIN_COUNT values (p99 within 2.5 %), a minute's p95 between its exact
+p94 and p96, and counts and means unchanged."""
+from datetime import timedelta
+
+import pytest
+
+from analysis import aggregates, buckets, queries
+from analysis.windows import utc_naive
+from tests.simulated import send_simulated
+
+pytestmark = pytest.mark.slow
+TOLERANCE = 0.01
+MIN_COUNT = 2000
+
+
+def long_window(project, sent):
+    """A window past SKETCH_AFTER around the traffic, with an aggregated core and cut edges."""
+    end = utc_naive(sent.end) + timedelta(minutes=7)
+    start = end - queries.SKETCH_AFTER - timedelta(minutes=13)
+    aggregates.refresh(project.id, start, end)
+    cut = aggregates.split(project.id, start, end)
+    assert cut.core_start < cut.core_end and cut.start < cut.core_start
+    return start, end
+
+
+def exact(name, project, sent, start, end, **more):
+    from store import client
+    return client.query(queries._sql(name), parameters=queries._params(project.id, sent.service, start, end, **more))
+
+
+# decode_throughput sends fewer, longer requests: it needs longer to reach MIN_COUNT
+@pytest.mark.parametrize("preset,duration", [("queue_backlog", "20m"), ("decode_throughput", "45m"),
+                                             ("retry_amplification", "20m"), ("noisy_tenant", "20m")])
+def test_sketched_distributions_stay_within_one_percent(preset, duration, clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base=preset, duration=duration, seed=11)
+    start, end = long_window(project, sent)
+    ours = queries.bucket_distribution(project.id, sent.service, start, end)
+    [theirs] = exact("bucket_distribution", project, sent, start, end)
+    assert ours["requests"] == theirs["requests"] > 1000
+    compared = 0
+    for name in buckets.ALL:
+        got, count = ours["buckets"][name], int(theirs[f"{name}_count"])
+        assert got["count"] == count
+        if not count:
+            assert got["p95"] is None
+            continue
+        assert got["mean"] == pytest.approx(theirs[f"{name}_mean"], rel=1e-9)
+        for level, want, rel in zip(("p50", "p95", "p99"), theirs[f"{name}_q"], (TOLERANCE, TOLERANCE, 0.025)):
+            if count >= MIN_COUNT:
+                assert got[level] == pytest.approx(want, rel=rel, abs=0.5), (name, level)
+                compared += 1
+    assert compared >= 9
+
+
+def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=12)
+    start, end = long_window(project, sent)
+    ours = queries.incident_series(project.id, sent.service, start, end)
+    theirs = exact("incident_series", project, sent, start, end)
+    assert len(ours) == len(theirs) > 15
+    assert [(p["at"], p["attempts"], p["errors"]) for p in ours] == [
+        (r["minute"].replace(tzinfo=p["at"].tzinfo), r["attempts"], r["errors"]) for p, r in zip(ours, theirs)]
+    from store import client
+    brackets = client.query_rows(
+        "SELECT toStartOfMinute(queued_at) AS m, quantilesExactInclusive(0.94, 0.96)(ttft_ms) FROM request_buckets FINAL "
+        "WHERE project_id = {p:UInt32} GROUP BY m ORDER BY m", parameters={"p": project.id})
+    bracket = {m: q for m, q in brackets}
+    for point in ours:
+        low, high = bracket[utc_naive(point["at"])]
+        assert low * 0.998 <= point["ttft"]["p95"] <= high * 1.002, point["at"]
+    series = queries.overview_series(project.id, sent.service, start, end, 600_000)
+    assert sum(p["requests"] for p in series) == sum(r["attempts"] for r in theirs)
+    assert sum(p["errors"] for p in series) == sum(r["errors"] for r in theirs)
+
+
+def test_a_tenant_filter_reads_every_attempt(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="noisy_tenant", duration="10m", seed=13)
+    start, end = long_window(project, sent)
+    tenant = queries.tenant_tails(project.id, sent.service, start, end)[0]["tenant"]
+    ours = queries.bucket_distribution(project.id, sent.service, start, end, tenant=tenant)
+    [theirs] = exact("bucket_distribution", project, sent, start, end, tenant=tenant)
+    assert ours["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]  # exact, not sketched
+
+
+
+def test_incident_detection_reads_exact_series(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="queue_backlog", duration="10m", seed=14)
+    start, end = long_window(project, sent)
+    ours = queries.incident_series(project.id, sent.service, start, end, exact=True)
+    theirs = exact("incident_series", project, sent, start, end)
+    assert [p["ttft"]["p95"] for p in ours] == [r["ttft_q"][1] if r["ttft_count"] else None for r in theirs]
