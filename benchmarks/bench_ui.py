@@ -57,6 +57,9 @@ def backfill(spans: int) -> None:
     print(f"ui benchmark: {spans:,} spans over 24 h, 10 services (data: {os.environ['LATENCY_OBS_DATA_DIR']})")
     if client.query_rows("SELECT count() FROM spans")[0][0] >= attempts:
         print("  spans already there (reused data dir)")
+        if not client.query_rows("SELECT count() FROM aggregated_hours")[0][0]:  # a data dir from before them
+            from analysis.aggregates import refresh
+            timed("aggregate the whole day (hours from before aggregates)", refresh, 1, DAY, DAY + timedelta(days=1))
         return
     took = [timed("generate attempt spans", client.command, ATTEMPTS_SQL, parameters=params)[1],
             timed("generate stage spans", client.command, STAGES_SQL, parameters=params)[1],
