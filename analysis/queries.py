@@ -48,6 +48,14 @@ def _buckets(row: dict) -> dict:
     return {name: _stats(row, name) for name in buckets.ALL}
 
 
+def _counted(project_id, start, end, tenant) -> aggregates.Split:
+    """How an exact count over the window reads: its aggregated core from the hourly tables (kept per route, not
+    per tenant) and its edges from request_buckets; a tenant filter reads the whole window from request_buckets."""
+    if tenant:
+        return aggregates.Split(utc_naive(start), utc_naive(end), utc_naive(end), utc_naive(end))
+    return aggregates.split(project_id, start, end)
+
+
 def _sketched(name: str, project_id, service, start, end, route, tenant, **more) -> tuple[str, dict]:
     """The query `name` and its parameters, or its _sketch variant over the window's aggregated core and edges
     when the window is at least SKETCH_AFTER long, has a core and no tenant filter."""
@@ -350,7 +358,8 @@ def coverage_counts(project_id, service, start, end, route="", tenant="") -> lis
     """Per span form (most attempts first): "form", "attempts", "runs" (final attempts), "successes" (attempts
     not 'error'), and per bucket and signal of analysis.coverage the number of those with a known value. Empty
     without attempts."""
-    rows = client.query(_sql("coverage_counts"), parameters=_params(project_id, service, start, end, route, tenant))
+    rows = client.query(_sql("coverage_counts"), parameters={
+        **_params(project_id, service, start, end, route, tenant), **_counted(project_id, start, end, tenant).params})
     return [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in rows]
 
 
