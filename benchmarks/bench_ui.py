@@ -25,6 +25,7 @@ from datetime import timedelta
 from bench_analysis import ATTEMPTS_SQL, DAY, ROOT, STAGES_SQL, timed
 
 TARGET_MS = 500
+AGGREGATES = ("aggregated_hours", "scheduler_minutes", "request_hours", "bucket_minutes", "coverage_hours")
 ROUTE = "/v1/chat/completions"  # one of the routes the backfill writes
 
 
@@ -57,7 +58,8 @@ def backfill(spans: int) -> None:
     print(f"ui benchmark: {spans:,} spans over 24 h, 10 services (data: {os.environ['LATENCY_OBS_DATA_DIR']})")
     if client.query_rows("SELECT count() FROM spans")[0][0] >= attempts:
         print("  spans already there (reused data dir)")
-        if not client.query_rows("SELECT count() FROM aggregated_hours")[0][0]:  # a data dir from before them
+        # a data dir from before the aggregates (or one of them) gets them for the whole day
+        if not all(client.query_rows(f"SELECT count() FROM {table}")[0][0] for table in AGGREGATES):
             from analysis.aggregates import refresh
             timed("aggregate the whole day (hours from before aggregates)", refresh, 1, DAY, DAY + timedelta(days=1))
         return
