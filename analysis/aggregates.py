@@ -34,10 +34,13 @@ def _ceil_hour(moment: datetime) -> datetime:
 
 
 def refresh(project_id: int, start: datetime, end: datetime) -> int:
-    """Recompute the aggregates of the project's whole hours around [start, end): from the hour before (an attempt
-    whose queued_at moved out of it, or that was still in flight in the next one) to the hour after. Returns how
-    many hours were recorded."""
-    lo, hi = _floor_hour(utc_naive(start)) - HOUR, _ceil_hour(utc_naive(end)) + HOUR
+    """Recompute the aggregates of the project's whole hours over [start, end) and the hour after (its scheduler
+    state starts from the attempts still in flight). Returns how many hours were recorded.
+
+    TRICKY: the hour before is left alone although an attempt whose queued_at moved on into the window (a late
+    SGLang prefill_waiting child) still counts there until that hour is materialized again: redoing it every
+    minute would double the minute job for a rare, one-attempt difference."""
+    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end)) + HOUR
     # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
     computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
     params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": computed_at}
