@@ -25,7 +25,8 @@ from datetime import timedelta
 from bench_analysis import ATTEMPTS_SQL, DAY, ROOT, STAGES_SQL, timed
 
 TARGET_MS = 500
-AGGREGATES = ("aggregated_hours", "scheduler_minutes", "request_hours", "bucket_minutes", "coverage_hours")
+AGGREGATES = ("aggregated_hours", "scheduler_minutes", "request_hours", "bucket_minutes", "coverage_hours",
+              "bucket_hours")
 ROUTE = "/v1/chat/completions"  # one of the routes the backfill writes
 
 

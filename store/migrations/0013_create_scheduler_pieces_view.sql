@@ -79,7 +79,9 @@ FROM
                                toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at),
                                                               coalesce(admitted_at, queued_at))) AS r
                         FROM request_buckets FINAL
-                        WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+                        -- an empty window (a read's missing edge) reads nothing
+                        WHERE {start:DateTime64(9, 'UTC')} < {end:DateTime64(9, 'UTC')}
+                          AND project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
                           AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
                           AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
                           -- every attempt queued or in flight during the window (a queue's state at an hour's start

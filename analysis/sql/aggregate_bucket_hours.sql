@@ -1,0 +1,10 @@
+-- Per-hour sketches of every service and route of one project over the whole hours [start, end), from
+-- request_buckets, as version {computed_at} of those hours' rows (store migration 0016).
+INSERT INTO bucket_hours
+SELECT project_id, service, toStartOfHour(queued_at) AS hour, route,
+       {{minute_states}},
+       {computed_at:DateTime64(3, 'UTC')}
+FROM request_buckets FINAL
+WHERE project_id = {project_id:UInt32}
+  AND {{window}}
+GROUP BY project_id, service, hour, route
