@@ -1,10 +1,10 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Five tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
+Six tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
-windows) and coverage_hours
+windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and coverage_hours
 (measurement coverage per service, route, hour and span form). Each recomputation is a new version
 of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
 
@@ -49,6 +49,7 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     client.command(_sql("aggregate_request_hours"), parameters=params)
     client.command(_sql("aggregate_bucket_minutes"), parameters=params)
     client.command(_sql("aggregate_bucket_hours"), parameters=params)
+    client.command(_sql("aggregate_tenant_hours"), parameters=params)
     client.command(_sql("aggregate_coverage_hours"), parameters=params)
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
     client.command(_sql("aggregate_mark_hours"), parameters={**params, "hours": hours})

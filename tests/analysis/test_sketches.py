@@ -96,3 +96,25 @@ def test_incident_detection_reads_exact_series(clickhouse, alpha):
     ours = queries.incident_series(project.id, sent.service, start, end, exact=True)
     theirs = exact("incident_series", project, sent, start, end)
     assert [p["ttft"]["p95"] for p in ours] == [r["ttft_q"][1] if r["ttft_count"] else None for r in theirs]
+
+
+def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=15)
+    start, end = long_window(project, sent)
+    args = dict(limit=1, keep=["tenant-x"], min_count=20, ttft_p95_ms=None, total_p95_ms=None)
+    ours = queries.tenant_tails_top(project.id, sent.service, start, end, **args)
+    theirs = exact("tenant_tails_top", project, sent, start, end, limit=1, keep=["tenant-x"], min_count=20,
+                   ttft_p95_ms=float("inf"), total_p95_ms=float("inf"))
+    assert [(r["tenant"] if r["others"] is None else None, r["requests"], r["others"]) for r in ours] == [
+        (r["tenant_or_others"] if r["is_top"] else None, r["requests"], None if r["is_top"] else r["folded"])
+        for r in theirs]
+    assert ours[-1]["others"] and ours[-1]["requests"] > MIN_COUNT
+    compared = 0
+    for got, want in zip(ours, theirs):
+        for name in ("total", "ttft", "t_queue"):
+            assert got[name]["count"] == want[f"{name}_count"]
+            if want[f"{name}_count"] >= MIN_COUNT:
+                assert got[name]["p95"] == pytest.approx(want[f"{name}_q"][0], rel=TOLERANCE, abs=0.5), name
+                compared += 1
+    assert compared >= 2

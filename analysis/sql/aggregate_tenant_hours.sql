@@ -1,0 +1,10 @@
+-- Tenant tails' sketches per service, hour, route and tenant of one project over the whole hours [start, end),
+-- from request_buckets, as version {computed_at} of those hours' rows (store migration 0017).
+INSERT INTO tenant_hours
+SELECT project_id, service, toStartOfHour(queued_at) AS hour, route, tenant,
+       {{tail_states}},
+       {computed_at:DateTime64(3, 'UTC')}
+FROM request_buckets FINAL
+WHERE project_id = {project_id:UInt32}
+  AND {{window}}
+GROUP BY project_id, service, hour, route, tenant

@@ -1,0 +1,51 @@
+-- tenant_tails_top.sql for a long window: one pass over the window's aggregated core (tenant_hours) and its edges
+-- sketched from request_buckets (analysis/aggregates.py). Tenants are kept as there (asked for, then outliers by
+-- their sketched p95, then the busiest); the others' row merges their sketches. Quantiles within the sketch's 0.2 %
+-- of a value near the rank, counts exact.
+WITH tenants AS
+(
+    SELECT tenant, sum(attempts) AS requests,
+           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(total_dd) AS total_all, sum(total_count) AS total_n,
+           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(ttft_dd) AS ttft_all, sum(ttft_count) AS ttft_n,
+           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(t_queue_dd) AS t_queue_all, sum(t_queue_count) AS t_queue_n,
+           -- the states themselves, merged into one per tenant, for the pooled row
+           quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(total_dd) AS total_state,
+           quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(ttft_dd) AS ttft_state,
+           quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(t_queue_dd) AS t_queue_state
+    FROM
+    (
+        SELECT tenant, attempts, total_dd, total_count, ttft_dd, ttft_count, t_queue_dd, t_queue_count
+        FROM tenant_hours
+        WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
+          AND ({route:String} = '' OR route = {route:String})
+        UNION ALL
+        SELECT tenant, {{tail_states}}
+        FROM request_buckets FINAL
+        WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}}
+          AND ({route:String} = '' OR route = {route:String})
+        GROUP BY tenant
+    )
+    GROUP BY tenant
+),
+kept AS
+(
+    SELECT tenant
+    FROM tenants
+    ORDER BY has({keep:Array(String)}, tenant) DESC,
+             requests >= {min_count:UInt64}
+             AND (if(ttft_n > 0, ttft_all[2], 0) >= {ttft_p95_ms:Float64}
+                  OR if(total_n > 0, total_all[2], 0) >= {total_p95_ms:Float64}) DESC,
+             requests DESC, tenant
+    LIMIT {limit:UInt32}
+)
+SELECT
+    tenant IN kept AS is_top,
+    if(is_top, tenant, '') AS tenant_or_others,
+    uniqExact(tenant) AS folded,
+    sum(requests) AS requests,
+    arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(total_state), 2, 2) AS total_q, sum(total_n) AS total_count,
+    arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(ttft_state), 2, 2) AS ttft_q, sum(ttft_n) AS ttft_count,
+    arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(t_queue_state), 2, 2) AS t_queue_q, sum(t_queue_n) AS t_queue_count
+FROM tenants
+GROUP BY is_top, tenant_or_others
+ORDER BY is_top DESC, requests DESC, tenant_or_others
