@@ -95,8 +95,12 @@ def bucket_distribution_top_values(project_id, service, start, end, dimension, l
     every other row); no such row when nothing is left over."""
     if dimension not in DIMENSIONS:
         raise ValueError(f"dimension must be one of {DIMENSIONS}, got {dimension!r}")
-    rows = client.query(_sql("bucket_distribution_top_values"), parameters=_params(
-        project_id, service, start, end, route, tenant, dimension=dimension, limit=limit))
+    name, params = _sketched("bucket_distribution_top_values", project_id, service, start, end, route, tenant,
+                             dimension=dimension, limit=limit)
+    if dimension != "route":  # the sketches are kept per route, not per tenant
+        name, params = "bucket_distribution_top_values", _params(project_id, service, start, end, route, tenant,
+                                                                dimension=dimension, limit=limit)
+    rows = client.query(_sql(name), parameters=params)
     return [{"value": r["value"] if r["is_top"] else OTHERS, "requests": int(r["requests"]), "buckets": _buckets(r),
              "others": None if r["is_top"] else int(r["folded"])} for r in rows]
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 from analysis import aggregates, buckets, queries
+from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated
 
@@ -118,3 +119,15 @@ def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(clickhouse, alph
                 assert got[name]["p95"] == pytest.approx(want[f"{name}_q"][0], rel=TOLERANCE, abs=0.5), name
                 compared += 1
     assert compared >= 2
+
+
+def test_sketched_routes_keep_their_counts(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=16)
+    start, end = long_window(project, sent)
+    ours = queries.bucket_distribution_top_values(project.id, sent.service, start, end, "route", 1)
+    theirs = exact("bucket_distribution_top_values", project, sent, start, end, dimension="route", limit=1)
+    assert [(r["value"], r["requests"], r["others"], r["buckets"]["total"]["count"]) for r in ours] == [
+        (r["value"] if r["is_top"] else OTHERS, r["requests"], None if r["is_top"] else r["folded"], r["total_count"])
+        for r in theirs]
+    assert ours[0]["buckets"]["total"]["mean"] == pytest.approx(theirs[0]["total_mean"], rel=1e-9)
