@@ -23,6 +23,10 @@ from store.sql import SqlFiles
 
 _sql = SqlFiles(Path(__file__).parent / "sql").text
 HOUR = timedelta(hours=1)
+CHUNK_HOURS = 6
+# the INSERT ... SELECT of each aggregate table, from request_buckets
+STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
+              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours")
 
 
 def _floor_hour(moment: datetime) -> datetime:
@@ -44,15 +48,15 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end)) + HOUR
     # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
     computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
-    params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": computed_at}
-    client.command(_sql("aggregate_scheduler_minutes"), parameters=params)
-    client.command(_sql("aggregate_request_hours"), parameters=params)
-    client.command(_sql("aggregate_bucket_minutes"), parameters=params)
-    client.command(_sql("aggregate_bucket_hours"), parameters=params)
-    client.command(_sql("aggregate_tenant_hours"), parameters=params)
-    client.command(_sql("aggregate_coverage_hours"), parameters=params)
+    base = {"project_id": project_id, "computed_at": computed_at}
+    # a backfill's days go a few hours at a time: each hour is computed on its own, so chunks change nothing but
+    # the memory a statement needs
+    for chunk in range(0, int((hi - lo) / HOUR), CHUNK_HOURS):
+        params = {**base, "start": lo + HOUR * chunk, "end": min(hi, lo + HOUR * (chunk + CHUNK_HOURS))}
+        for statement in STATEMENTS:
+            client.command(_sql(statement), parameters=params)
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
-    client.command(_sql("aggregate_mark_hours"), parameters={**params, "hours": hours})
+    client.command(_sql("aggregate_mark_hours"), parameters={**base, "hours": hours})
     return len(hours)
 
 
