@@ -26,6 +26,9 @@ MINUTE_MS = 60_000
 # analysis/aggregates.py: quantiles within 0.2 %, counts and means exact); shorter ones, and any tenant filter, read
 # every attempt and their quantiles are exact.
 SKETCH_AFTER = timedelta(hours=6)
+# ... and hold at least this many attempts in their core: below it reading every attempt is cheap, and a sketch's
+# quantile (a value near the rank) is further from the exact one (interpolated between ranks) when values are few.
+SKETCH_MIN_ATTEMPTS = 50_000
 
 
 def _params(project_id, service, start, end, route="", tenant="", **more) -> dict:
@@ -58,12 +61,15 @@ def _counted(project_id, start, end, tenant) -> aggregates.Split:
 
 def _sketched(name: str, project_id, service, start, end, route, tenant, **more) -> tuple[str, dict]:
     """The query `name` and its parameters, or its _sketch variant over the window's aggregated core and edges
-    when the window is at least SKETCH_AFTER long, has a core and no tenant filter."""
+    when the window is at least SKETCH_AFTER long, has a core of at least SKETCH_MIN_ATTEMPTS and no tenant filter."""
     params = _params(project_id, service, start, end, route, tenant, **more)
     if tenant or end - start < SKETCH_AFTER:
         return name, params
     cut = aggregates.split(project_id, start, end)
     if cut.core_start == cut.core_end:
+        return name, params
+    [(attempts,)] = client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params})
+    if (attempts or 0) < SKETCH_MIN_ATTEMPTS:
         return name, params
     return f"{name}_sketch", {**params, **cut.params}
 

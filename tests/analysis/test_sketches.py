@@ -13,6 +13,12 @@ from analysis.windows import utc_naive
 from tests.simulated import send_simulated
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def sketch_small_services(monkeypatch):
+    """The presets send thousands of attempts, not the SKETCH_MIN_ATTEMPTS a real service needs to be sketched."""
+    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 1000)
 TOLERANCE = 0.01
 MIN_COUNT = 2000
 
@@ -77,6 +83,15 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
     series = queries.overview_series(project.id, sent.service, start, end, 600_000)
     assert sum(p["requests"] for p in series) == sum(r["attempts"] for r in theirs)
     assert sum(p["errors"] for p in series) == sum(r["errors"] for r in theirs)
+
+
+def test_a_small_service_is_read_exactly(clickhouse, alpha, monkeypatch):
+    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 50_000)
+    project, key = alpha
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=17)
+    start, end = long_window(project, sent)
+    [theirs] = exact("bucket_distribution", project, sent, start, end)
+    assert queries.bucket_distribution(project.id, sent.service, start, end)["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
 
 
 def test_a_tenant_filter_reads_every_attempt(clickhouse, alpha):
