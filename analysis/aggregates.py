@@ -39,13 +39,17 @@ def _ceil_hour(moment: datetime) -> datetime:
 
 
 def refresh(project_id: int, start: datetime, end: datetime) -> int:
-    """Recompute the aggregates of the project's whole hours over [start, end) and the hour after (its scheduler
-    state starts from the attempts still in flight). Returns how many hours were recorded.
+    """Recompute the aggregates of the project's whole hours over [start, end) and of the hour after when it has
+    any (its scheduler state starts from the attempts still in flight). Returns how many hours were recorded.
 
     TRICKY: the hour before is left alone although an attempt whose queued_at moved on into the window (a late
     SGLang prefill_waiting child) still counts there until that hour is materialized again: redoing it every
     minute would double the minute job for a rare, one-attempt difference."""
-    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end)) + HOUR
+    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end))
+    # the next hour only when it has aggregates already (the current hour's next one never has: the minute job's
+    # common case costs one hour)
+    if client.query_rows(_sql("aggregated_hours"), parameters={"project_id": project_id, "start": hi, "end": hi + HOUR}):
+        hi += HOUR
     # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
     computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
     base = {"project_id": project_id, "computed_at": computed_at}

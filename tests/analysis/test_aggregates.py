@@ -57,3 +57,25 @@ def test_an_hour_never_aggregated_leaves_the_window_without_a_core(pid):
     cut = aggregates.split(pid, start, end)
     assert cut.core_start == cut.core_end == end
     assert aggregates.split(pid, H0, end).core_start == H0
+
+
+def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_hour(clickhouse, alpha):
+    """An attempt queued late in hour 0 and in flight into hour 1 arrives after hour 1 was aggregated: aggregating
+    hour 0 again redoes hour 1 (it has aggregates), whose backlog now starts with that attempt."""
+    pid = alpha[0].id
+    insert = RANDOM_ATTEMPTS.replace("sipHash64(number, {seed:UInt64}) % 14400000", "{offset:UInt64} + number")
+    clickhouse.command(insert, parameters={"pid": pid, "seed": 1, "n": 1, "h0": H0, "offset": 4_000_000})
+    aggregates.refresh(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2))  # hour 1, nothing in it yet
+    assert aggregates.refresh(pid, H0, H0 + timedelta(hours=1)) == 2  # hour 0 and, aggregated, hour 1
+    assert aggregates.refresh(pid, H0 + timedelta(hours=3), H0 + timedelta(hours=4)) == 1  # hour 4 never was
+    late = insert.replace("hex(number), hex(sipHash64(number))", "'late', 'late'")
+    clickhouse.command(late, parameters={"pid": pid, "seed": 2, "n": 1, "h0": H0, "offset": 3_590_000})
+    hour1 = (H0 + timedelta(hours=1), H0 + timedelta(hours=2))
+    before = queries.scheduler_sweep(pid, "svc", *hour1, 3_600_000)["instances"]
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=1))
+    after = queries.scheduler_sweep(pid, "svc", *hour1, 3_600_000)["instances"]
+    theirs = client.query(open(__file__.replace("test_aggregates.py", "scheduler_sweep_reference.sql")).read(),
+                          parameters={"project_id": pid, "service": "svc", "start": hour1[0], "end": hour1[1],
+                                      "bucket_ms": 3_600_000, "limit": queries.UINT32_MAX})
+    assert sum(r["in_flight_ms"] for r in after) > sum(r["in_flight_ms"] for r in before)
+    assert sum(r["in_flight_ms"] for r in after) == pytest.approx(sum(r["in_flight_ms_sum"] for r in theirs if r["is_instance_row"]))
