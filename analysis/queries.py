@@ -68,8 +68,8 @@ def _sketched(name: str, project_id, service, start, end, route, tenant, **more)
     cut = aggregates.split(project_id, start, end)
     if cut.core_start == cut.core_end:
         return name, params
-    [(attempts,)] = client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params})
-    if (attempts or 0) < SKETCH_MIN_ATTEMPTS:
+    [(counted, sketched)] = client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params})
+    if (counted or 0) < SKETCH_MIN_ATTEMPTS or sketched != counted:
         return name, params
     return f"{name}_sketch", {**params, **cut.params}
 

@@ -7,4 +7,5 @@ SELECT project_id, service, toStartOfHour(queued_at) AS hour, route, toStartOfMi
 FROM request_buckets FINAL
 WHERE project_id = {project_id:UInt32}
   AND {{window}}
+  AND {{sketched_services}}
 GROUP BY project_id, service, hour, route, minute

@@ -146,3 +146,16 @@ def test_sketched_routes_keep_their_counts(clickhouse, alpha):
         (r["value"] if r["is_top"] else OTHERS, r["requests"], None if r["is_top"] else r["folded"], r["total_count"])
         for r in theirs]
     assert ours[0]["buckets"]["total"]["mean"] == pytest.approx(theirs[0]["total_mean"], rel=1e-9)
+
+
+def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
+    project, key = alpha
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=18)
+    start, end = long_window(project, sent)
+    def chosen():
+        return queries._sketched("bucket_distribution", project.id, sent.service, start, end, "", "")[0]
+    assert chosen() == "bucket_distribution_sketch"
+    clickhouse.command("ALTER TABLE bucket_hours DELETE WHERE 1 SETTINGS mutations_sync = 1")  # as past the 1000th
+    assert chosen() == "bucket_distribution"
+    [theirs] = exact("bucket_distribution", project, sent, start, end)
+    assert queries.bucket_distribution(project.id, sent.service, start, end)["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
