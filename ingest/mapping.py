@@ -135,8 +135,8 @@ def _finite(expr: str) -> str:
 
 
 def _event(name: str) -> str:
-    """Nanosecond timestamp of the first event called `name`, NULL when there is none."""
-    return f"nullIf(toInt64(arrayFirst(e -> e.name = {_q(name)}, s.events).time_unix_nano), 0)"
+    """Nanosecond timestamp of the first event called `name`, NULL when there is none (index 0 reads as 0)."""
+    return f"nullIf(times[indexOf(names, {_q(name)})], 0)"
 
 
 def _after_start(seconds_key: str) -> str:
@@ -163,7 +163,8 @@ def _spans_subquery(source: str) -> str:
         mapFromArrays(sk, arrayMap((r, k) -> if(k IN ('array_value', 'kvlist_value'), '', r), rendered, kinds)) AS sa_text,
         toInt64(s.start_time_unix_nano) AS start_ns,
         toInt64(s.end_time_unix_nano) AS end_ns,
-        arrayMap(e -> e.name, s.events) AS names
+        arrayMap(e -> e.name, s.events) AS names,
+        arrayMap(e -> toInt64(e.time_unix_nano), s.events) AS times
     FROM
     (
         SELECT
@@ -209,7 +210,7 @@ def _instants() -> dict[str, str]:
     A streaming span of OpenInference or of the OTel GenAI form ends when the client has read the last
     chunk, so its end is the last token; a non-streaming call has neither token instant.
     """
-    chunk_times = f"arrayMap(e -> toInt64(e.time_unix_nano), arrayFilter(e -> e.name = {_q(CHUNK_EVENT)}, s.events))"
+    chunk_times = f"arrayFilter((t, n) -> n = {_q(CHUNK_EVENT)}, times, names)"
     streamed_openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)})"
     return {
         "queued_ns": f"multiIf(form = 'native', coalesce({_event('queued')}, start_ns), role = 'attempt', start_ns, NULL)",
@@ -282,7 +283,7 @@ COLUMNS = {
     "released_at": _ts("released_ns"),
     "lifecycle_ordered": "arrayAll((a, b) -> a <= b, arrayPopBack(known), arrayPopFront(known))",
     "event_names": "arrayMap(e -> leftUTF8(toValidUTF8(e.name), 128), arraySlice(s.events, 1, 256))",
-    "event_times": "arrayMap(e -> fromUnixTimestamp64Nano(toInt64(e.time_unix_nano), 'UTC'), arraySlice(s.events, 1, 256))",
+    "event_times": "arrayMap(t -> fromUnixTimestamp64Nano(t, 'UTC'), arraySlice(times, 1, 256))",
     "span_attributes": (
         "mapFromArrays(arrayMap(k -> leftUTF8(toValidUTF8(k), 256), arraySlice(sk, 1, {max_attributes:UInt32})), "
         "arrayMap(v -> leftUTF8(toValidUTF8(v), {max_attribute_length:UInt32}), arraySlice(rendered, 1, {max_attributes:UInt32})))"
