@@ -198,7 +198,7 @@ def main() -> int:
             print(f"run {n + 1}/{a.repeat}: accepted {r['accepted']:,.0f} spans/s ({r['accepted_s']:.2f} s), "
                   f"stored {r['stored']:,.0f} spans/s ({r['stored_s']:.2f} s), server CPU {r['cpu_window_s']:.1f} s "
                   f"in that window, client CPU {r['client_cpu_s']:.1f} s, other load {r['other_cpu_s']:.1f} CPU-s, "
-                  f"stop {r['stop_s']:.1f} s", flush=True)
+                  f"peak RSS {r['rss_mib']:,.0f} MiB, stop {r['stop_s']:.1f} s", flush=True)
     except BenchError as exc:
         print(f"\ningest benchmark FAILED: {exc}", file=sys.stderr)
         return 1
