@@ -143,6 +143,7 @@ class Spool:
         self._open_segments: dict[int, _Open] = {}
         self._backlog_bytes = 0
         self._project_bytes: dict[int, int] = {}
+        self.last_append_at = 0.0  # time.monotonic() of this process's last append
         self.refresh_backlog()
 
     # -- appending (request threads) ---------------------------------------------------------
@@ -173,6 +174,7 @@ class Spool:
                 raise
             segment.written = offset + len(data)
             segment.spans += spans
+            self.last_append_at = time.monotonic()
             self._backlog_bytes += len(data)
             self._project_bytes[project_id] = held + len(data)
             full = segment.spans >= self.segment_spans

@@ -31,6 +31,7 @@ from store.sql import SqlFiles
 log = logging.getLogger(__name__)
 _sql = SqlFiles(Path(__file__).parent / "sql").text
 MAX_BACKOFF_S = 5.0  # retrying costs one failed INSERT; a long wait only delays the drain after an outage
+IDLE_S = 0.5  # writer threads past the first wait until nothing was appended for this long
 PURGE_AFTER_BYTES = 8 * 1024 * 1024  # smaller batches leave too little to be worth a purge (~30 ms)
 
 
@@ -123,39 +124,39 @@ def _whole_records(segment: Segment) -> int:
 
 
 def _insert(token: str, paths: list[Path] | None = None, data: bytes | None = None, scratch: Path | None = None,
-            kind: Kind = TRACES) -> None:
+            kind: Kind = TRACES, role: str = "writer") -> None:
     """The INSERT(s) of spool records, from files (`paths`) or bytes (`data`, chDB: through a file in `scratch`),
-    under a deduplication token."""
+    under a deduplication token, on the ClickHouse client of `role` (one per writer thread)."""
     faults.check_inserts()
     if client.is_embedded():
         if paths is None:
-            return _insert_bytes_embedded(token, data, scratch, kind)
+            return _insert_bytes_embedded(token, data, scratch, kind, role)
         names = ",".join(p.name for p in paths)
         path = f"{paths[0].parent}/{{{names}}}" if len(paths) > 1 else str(paths[0])
         for suffix, sql, structure in kind.statements("file({path:String}, 'Protobuf', {structure:String})"):
             client.command(sql, parameters={"path": path, "structure": structure, **_limits()},
-                           settings=_insert_settings(token + suffix, kind), role="writer")
+                           settings=_insert_settings(token + suffix, kind), role=role)
     else:
         # A ClickHouse server cannot read our disk: the records are the INSERT's body.
         if data is None:
             data = b"".join(Path(p).read_bytes() for p in paths)
         for suffix, sql, structure in kind.statements("input({structure:String})"):
             client.command(sql + "\nFORMAT Protobuf", parameters={"structure": structure, **_limits()},
-                           settings=_insert_settings(token + suffix, kind), data=data, role="writer")
+                           settings=_insert_settings(token + suffix, kind), data=data, role=role)
 
 
-def _insert_bytes_embedded(token: str, data: bytes, scratch: Path, kind: Kind = TRACES) -> None:
+def _insert_bytes_embedded(token: str, data: bytes, scratch: Path, kind: Kind = TRACES, role: str = "writer") -> None:
     """chDB reads files only: the part goes through a scratch file in the spool (not a segment name)."""
     scratch.mkdir(exist_ok=True)
     path = scratch / f"{token[-60:]}.part"
     path.write_bytes(data)
     try:
-        _insert(token, paths=[path], kind=kind)
+        _insert(token, paths=[path], kind=kind, role=role)
     finally:
         path.unlink(missing_ok=True)
 
 
-def insert_batch(batch: Batch, kind: Kind = TRACES) -> int:
+def insert_batch(batch: Batch, kind: Kind = TRACES, role: str = "writer") -> int:
     """Insert a claimed batch in ONE statement; returns how many segments held records.
 
     TRICKY: every INSERT pays ~0.1 s to analyse the mapping SQL, whatever its size, then ~15 us of
@@ -164,7 +165,7 @@ def insert_batch(batch: Batch, kind: Kind = TRACES) -> int:
     """
     segments = [s for s in batch.segments if _whole_records(s)]
     if segments:
-        _insert(batch.token, paths=[s.path for s in segments], kind=kind)
+        _insert(batch.token, paths=[s.path for s in segments], kind=kind, role=role)
     return len(segments)
 
 
@@ -177,8 +178,8 @@ class Bisection:
     stays in the spool) and after `budget_s`, when what is still refused goes to quarantine whole.
     """
 
-    def __init__(self, batch: Batch, budget_s: float):
-        self.batch, self.deadline = batch, time.monotonic() + budget_s
+    def __init__(self, batch: Batch, budget_s: float, role: str = "writer"):
+        self.batch, self.deadline, self.role = batch, time.monotonic() + budget_s, role
         self.stored_spans, self.inserts = 0, 0
         self.refused: list[tuple[str, list[records.Unit], client.ClickHouseError]] = []
 
@@ -207,7 +208,7 @@ class Bisection:
             try:
                 self.inserts += 1
                 _insert(f"{self.batch.token}-{path}{i}", data=b"".join(u.framed() for u in piece),
-                        scratch=self.batch.manifest.parent / "bisect")
+                        scratch=self.batch.manifest.parent / "bisect", role=self.role)
             except client.ClickHouseError as exc:
                 if is_transient(exc):
                     raise
@@ -241,36 +242,46 @@ def quarantine_whole(batch: Batch, exc: client.ClickHouseError) -> int:
     return len(batch.segments)
 
 
-def _release_memory() -> None:
+def _release_memory(role: str) -> None:
     """Embedded mode: give the memory the last INSERT freed back to the OS (a failure only costs RSS)."""
     if client.is_embedded():
         try:
-            client.command(_sql("jemalloc_purge"), role="writer")
+            client.command(_sql("jemalloc_purge"), role=role)
         except client.ClickHouseError as exc:
             log.warning("spool writer: could not release memory: %s", exc)
 
 
 class Writer:
-    """The background thread of one process; `flush()` drains the spool synchronously."""
+    """The background threads of one process; `flush()` drains the spool synchronously.
 
-    def __init__(self, spool: Spool, interval_s: float, kind: Kind = TRACES):
-        self.spool, self.interval_s, self.kind = spool, interval_s, kind
+    With threads > 1, that many batches are inserted at once, each by its own thread on its own ClickHouse
+    client: an INSERT runs on one core (see _insert_settings), and the claiming that lets several processes
+    share a spool (flocks, manifests) keeps two threads off the same segments just as well. The threads
+    past the first drain only while this process receives nothing (IDLE_S): they take the cores receiving
+    leaves idle, not CPU from requests waiting for their 200 (with them busy during a burst, accepted
+    spans/s fell by a quarter).
+    """
+
+    def __init__(self, spool: Spool, interval_s: float, kind: Kind = TRACES, threads: int = 1):
+        self.spool, self.interval_s, self.kind, self.threads = spool, interval_s, kind, threads
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._flush_lock = threading.Lock()
+        self._busy = [threading.Lock() for _ in range(threads)]  # held by background thread n while it drains
         self.last_error: str = ""
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name=f"spool-writer-{self.kind.name}",
-                                            daemon=True)
-            self._thread.start()
+        if not self._threads:
+            self._threads = [threading.Thread(target=self._run, args=(n,), daemon=True,
+                                              name=f"spool-writer-{self.kind.name}-{n}") for n in range(self.threads)]
+            for thread in self._threads:
+                thread.start()
 
     def stop(self, drain: bool = True) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
         if drain:
             try:
                 self.flush(force=True)
@@ -279,29 +290,37 @@ class Writer:
         self.spool.close()
 
     def flush(self, force: bool = False) -> int:
-        """Insert every claimable segment now; returns how many. Raises ClickHouseError on failure."""
+        """Insert every claimable segment now, and wait for the batches background threads hold; returns how many
+        segments this call inserted. Raises ClickHouseError on failure."""
         with self._flush_lock:
-            self.spool.refresh_backlog()  # other processes append to the same spool
-            self.spool.rotate(force=force)
-            done = 0
-            while (batch := self.spool.claim_batch(settings.INGEST_BATCH_BYTES)) is not None:
-                size = sum(s.size() for s in batch.segments)
-                try:
-                    done += self._insert_or_bisect(batch)
-                except BaseException:
-                    batch.release()
-                    raise
-                batch.remove()
-                self.last_error = ""  # ClickHouse takes inserts again: /healthz is well while the rest drains
-                if size >= PURGE_AFTER_BYTES:
-                    _release_memory()
-            self.spool.refresh_backlog()
-            return done
+            done = self._drain(_role(0), force)
+            for busy in self._busy:  # TRICKY: a batch a background thread holds was not claimable above
+                with busy:
+                    pass
+            return done + self._drain(_role(0))
 
-    def _insert_or_bisect(self, batch: Batch) -> int:
+    def _drain(self, role: str, force: bool = False) -> int:
+        self.spool.refresh_backlog()  # other processes append to the same spool
+        self.spool.rotate(force=force)
+        done = 0
+        while (batch := self.spool.claim_batch(settings.INGEST_BATCH_BYTES)) is not None:
+            size = sum(s.size() for s in batch.segments)
+            try:
+                done += self._insert_or_bisect(batch, role)
+            except BaseException:
+                batch.release()
+                raise
+            batch.remove()
+            self.last_error = ""  # ClickHouse takes inserts again: /healthz is well while the rest drains
+            if size >= PURGE_AFTER_BYTES:
+                _release_memory(role)
+        self.spool.refresh_backlog()
+        return done
+
+    def _insert_or_bisect(self, batch: Batch, role: str) -> int:
         """Insert the batch; refused for its data, store all but the spans at fault (quarantined)."""
         try:
-            return insert_batch(batch, self.kind)
+            return insert_batch(batch, self.kind, role)
         except client.ClickHouseError as exc:
             if is_transient(exc):
                 raise
@@ -309,14 +328,17 @@ class Writer:
                 return quarantine_whole(batch, exc)
             log.warning("spool batch %s refused (code %s); bisecting to isolate the spans at fault", batch.token,
                         exc.code)
-            Bisection(batch, settings.INGEST_BISECT_BUDGET_SECONDS).run(exc)
+            Bisection(batch, settings.INGEST_BISECT_BUDGET_SECONDS, role).run(exc)
             return len(batch.segments)
 
-    def _run(self) -> None:
+    def _run(self, n: int) -> None:
         backoff = self.interval_s
         while not self._stop.wait(backoff):
+            if n and time.monotonic() - self.spool.last_append_at < IDLE_S:
+                continue
             try:
-                self.flush()
+                with self._busy[n]:
+                    self._drain(_role(n))
                 backoff, self.last_error = self.interval_s, ""
             except client.ClickHouseError as exc:
                 self.last_error = str(exc)
@@ -325,6 +347,11 @@ class Writer:
             except Exception:  # keep the thread alive: losing it would silently stop ingest
                 log.exception("spool writer: unexpected error; retrying")
                 backoff = min(MAX_BACKOFF_S, max(backoff * 2, 1.0))
+
+
+def _role(n: int) -> str:
+    """The ClickHouse client of writer thread n: a client runs one call at a time."""
+    return "writer" if n == 0 else f"writer-{n}"
 
 
 class ProcessWriter:
@@ -342,7 +369,9 @@ class ProcessWriter:
                     spool = Spool(settings.INGEST_SPOOL_DIR / self.subdirectory,
                                   segment_spans=settings.INGEST_SEGMENT_SPANS, max_bytes=settings.INGEST_SPOOL_MAX_BYTES,
                                   fsync=settings.INGEST_SPOOL_FSYNC, max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000)
-                    self._writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000, kind=self.kind)
+                    threads = settings.INGEST_WRITER_THREADS if self.kind is TRACES else 1
+                    self._writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000, kind=self.kind,
+                                          threads=threads)
                     self._writer.start()
         return self._writer
 
