@@ -48,7 +48,7 @@ def run(a) -> int:
     from payloads import build_bodies
 
     from ingest import pipeline
-    from ingest import writer as writer_module
+    from ingest import inserts
     from projects.models import Project
     from store import client
 
@@ -70,7 +70,7 @@ def run(a) -> int:
           f"{request_wall:.2f} s wall")
     if profile:
         pstats.Stats(profile).sort_stats("tottime").print_stats(a.cprofile)
-    writer_module._insert = _traced(client, writer_module._insert)
+    inserts.insert_records = _traced(client, inserts.insert_records)
     c0, t0 = cpu_s(), time.perf_counter()
     writer.flush(force=True)
     write_cpu, write_wall = cpu_s() - c0, time.perf_counter() - t0
@@ -97,7 +97,7 @@ def _events(client) -> dict:
 
 
 def _traced(client, insert):
-    """writer._insert, printing each INSERT's time and its ProfileEvents (chDB keeps no system.query_log, so
+    """inserts.insert_records, printing each INSERT's time and its ProfileEvents (chDB keeps no system.query_log, so
     they are the difference of the global system.events around it; nothing else runs meanwhile)."""
     def traced(token, *args, **kwargs):
         before, t = _events(client), time.perf_counter()
