@@ -8,14 +8,13 @@ spool: what a 200 waits for) and the store path (the writer's INSERTs until ever
 Goal (issue 13): >= 200,000 points/s stored on this 2-core machine.
 """
 import argparse
-import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from embedded import embedded_store  # noqa: E402
+
 GOAL = 200_000
 NAMES = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "DCGM_FI_DEV_GPU_UTIL",
          "DCGM_FI_DEV_FB_USED", "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total")
@@ -54,30 +53,15 @@ def main() -> int:
     p.add_argument("--points", type=int, default=400_000)
     p.add_argument("--per-request", type=int, default=2000)
     a = p.parse_args()
-    data_dir = tempfile.mkdtemp(prefix="bench-metrics-")
-    os.environ.update(LATENCY_OBS_DATA_DIR=data_dir, DJANGO_SETTINGS_MODULE="latency_obs.settings", LOG_LEVEL="WARNING")
-    for var in ("CLICKHOUSE_URL", "DATABASE_URL"):
-        os.environ.pop(var, None)
-    sys.path.insert(0, str(ROOT))
-    try:
+    with embedded_store("bench-metrics-"):
         return run(a)
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def run(a) -> int:
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
     from ingest import metrics
     from projects.models import Project
     from store import client
-    from store.migrate import migrate
 
-    call_command("migrate", verbosity=0)
-    migrate()
     project, _ = Project.objects.get_or_create(name="bench")
     bodies = build(a.points, a.per_request, time.time_ns())
     writer = metrics.get_writer()

@@ -9,13 +9,14 @@ Values are the ones the mapping stores (ingest/mapping.py COLUMNS): an attribute
 same key on the resource; the route is llm.route, else http.route, else the span name. A value already
 seen this hour stays accepted; an absent or empty value is never counted or folded.
 """
+import itertools
 import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
 
 from ingest.limits import DIMENSIONS, project_limits
-from ingest.otlp_proto import LenientAnyValue, LenientRequest
+from ingest.otlp_proto import AttributeView, LenientAnyValue, LenientRequest
 
 OTHER = "__other__"
 SINGULAR = {"services": "a service", "routes": "a route", "tenants": "a tenant", "instances": "an instance"}
@@ -77,10 +78,11 @@ class Tracker:
 tracker = Tracker()
 
 
-def fold(project_id: int, request) -> tuple[Counter, list[str]]:
+def fold(project_id: int, request, body: bytes | None = None) -> tuple[Counter, list[str]]:
     """Rewrite, in a decoded ExportTraceServiceRequest (or LenientRequest), every value past the project's
     limits into __other__, where the mapping reads it (the span's attribute or the resource's; a route
-    taken from the span name gets an llm.route attribute).
+    taken from the span name gets an llm.route attribute). `body`, when given, is `request` serialized:
+    its attributes are then read through AttributeView, several times faster.
 
     Returns (spans folded per dimension, partial_success warnings); (empty, []) when nothing was folded,
     and then `request` is unchanged. A request refused later (429) has still made its new values seen.
@@ -92,12 +94,13 @@ def fold(project_id: int, request) -> tuple[Counter, list[str]]:
     other = OTHER.encode() if isinstance(request, LenientRequest) else OTHER
     admission, folded = _Admission(project_id, caps), Counter()
     actions: dict[tuple, tuple] = {}  # the same values on the same resource: the same folds
-    for r, rs in enumerate(request.resource_spans):
+    for r, (rs, view) in enumerate(zip(request.resource_spans, _views(request, body))):
         # TRICKY: read before any span is folded; a rewrite of the resource then leaves these values alone
-        resource, rewritten = dict(zip(ALL_KEYS, _first(rs.resource.attributes))), set()
-        for ss in rs.scope_spans:
-            for span in ss.spans:
-                own, name = _first(span.attributes), span.name
+        resource_view = None if view is None else view.resource
+        resource, rewritten = dict(zip(ALL_KEYS, _looked_up(rs.resource.attributes, resource_view))), set()
+        for ss, view_ss in zip(rs.scope_spans, _NONE if view is None else view.scope_spans):
+            for span, view_span in zip(ss.spans, _NONE if view_ss is None else view_ss.spans):
+                own, name = _looked_up(span.attributes, view_span), span.name
                 todo = actions.get((r, own, name))
                 if todo is None:
                     todo = actions[r, own, name] = admission.folds(dict(zip(ALL_KEYS, own)), resource, name)
@@ -197,12 +200,33 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "replace")
 
 
+_NONE = itertools.repeat(None)
+
+
+def _views(request, body: bytes | None):
+    """Each resource's AttributeView (None for all where there is no body or it holds bytes-typed strings)."""
+    if body is None or isinstance(request, LenientRequest):
+        return _NONE
+    try:
+        return AttributeView.FromString(body).resource_spans
+    except Exception:  # noqa: BLE001 -- bytes the strict parser took; the slow path reads them instead
+        return _NONE
+
+
+def _looked_up(attributes, view) -> tuple:
+    """_first(attributes), looked up in the view's map when it has one entry per attribute (no key repeated)."""
+    if view is None or len(view.attributes) != len(attributes):
+        return _first(attributes)
+    return tuple(map(view.attributes.get, ALL_KEYS))
+
+
 def _first(attributes) -> tuple:
     """The serialized AnyValue of the first of each of ALL_KEYS in `attributes` (None: absent), the one
     ClickHouse reads when a key is repeated.
 
-    TRICKY: this loop over every attribute of every span is the guards' main cost (~5 us per span of 15
-    attributes on our 2 cores, about as much as decoding it); everything after it is cached per request.
+    TRICKY: this loop over every attribute costs ~5 us per span of 15 attributes, about as much as decoding
+    it, so it is only the slow path of _looked_up (a repeated key, a LenientRequest); everything after it is
+    cached per request.
     """
     found = [None] * len(ALL_KEYS)
     for kv in attributes:

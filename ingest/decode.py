@@ -90,8 +90,8 @@ def _gunzip(raw: bytes, max_bytes: int, max_seconds: float, clock) -> bytes:
 
 
 def decode_protobuf(body: bytes, max_attributes: int, fold=None) -> Decoded:
-    """The valid spans of a protobuf body; `fold(request)` may rewrite the valid spans before they are
-    re-encoded and returns (spans folded per dimension, warnings), as ingest.cardinality.fold does."""
+    """The valid spans of a protobuf body; `fold(request, serialized)` may rewrite the valid spans (then they
+    are re-encoded) and returns (spans folded per dimension, warnings), as ingest.cardinality.fold does."""
     warnings = []
     try:
         request = ExportTraceServiceRequest.FromString(body)
@@ -180,9 +180,11 @@ def _validated(request, max_attributes: int, fold=None) -> Decoded:
                     truncated += len(span.attributes) > max_attributes
             for i in reversed(bad):
                 del ss.spans[i]
-    folded, fold_warnings = fold(request) if fold and accepted else (Counter(), [])
     request.DiscardUnknownFields()
     body = request.SerializeToString()
+    folded, fold_warnings = fold(request, body) if fold and accepted else (Counter(), [])
+    if folded:
+        body = request.SerializeToString()
     decoded = Decoded(body=body, accepted=accepted, rejected=rejected, folded=folded)
     if truncated:
         decoded.warnings.append(f"{truncated} span(s) had more than {max_attributes} attributes; the rest were not stored")

@@ -77,39 +77,43 @@ def _render(v: str) -> str:
     return _scalar(v, f"multiIf({v}.value = 'array_value', {array}, {v}.value = 'kvlist_value', {kvlist}, '')")
 
 
-def _number(v: str) -> str:
-    return (
-        f"multiIf({v}.value = 'int_value', toFloat64({v}.int_value), {v}.value = 'double_value', {v}.double_value, "
-        f"{v}.value = 'string_value', toFloat64OrNull({v}.string_value), NULL)"
-    )
+def _kind(key: str, resource_fallback: bool = True) -> str:
+    """Which AnyValue branch an attribute holds ('none' when absent); where absent, the resource's."""
+    span = f"sa_kind[{_q(key)}]"
+    return f"if({span} != 'none', {span}, ra_kind[{_q(key)}])" if resource_fallback else span
 
 
-def _boolean(v: str) -> str:
-    return (
-        f"multiIf({v}.value = 'bool_value', {v}.bool_value, {v}.value = 'int_value', {v}.int_value != 0, "
-        f"{v}.value = 'string_value', lower({v}.string_value) IN ('true', '1'), NULL)"
-    )
-
-
-def _attr(key: str, resource_fallback: bool = True) -> str:
-    """The AnyValue of a span attribute; where absent, the same key on the resource."""
-    span = f"sa[{_q(key)}]"
-    return f"if({span}.value != 'none', {span}, ra[{_q(key)}])" if resource_fallback else span
+def _raw(key: str, resource_fallback: bool = True) -> str:
+    """An attribute's scalar as text (_scalar; arrays and kvlists ''), from the span or else the resource."""
+    span = f"sa_text[{_q(key)}]"
+    return f"if(sa_kind[{_q(key)}] != 'none', {span}, ra_text[{_q(key)}])" if resource_fallback else span
 
 
 def _has(key: str) -> str:
-    return f"(sa[{_q(key)}].value != 'none')"
+    return f"(sa_kind[{_q(key)}] != 'none')"
 
 
 def text(key: str, limit: int = 512, resource_fallback: bool = True) -> str:
     """A scalar attribute as text for a column (tenant, route, model...); arrays and kvlists read as ''.
 
     Only the attribute maps render arrays and kvlists: doing it here too cost ~10% more INSERT CPU."""
-    return f"leftUTF8(toValidUTF8({_scalar(_attr(key, resource_fallback))}), {limit})"
+    return f"leftUTF8(toValidUTF8({_raw(key, resource_fallback)}), {limit})"
 
 
 def number(key: str, resource_fallback: bool = True) -> str:
-    return _number(_attr(key, resource_fallback))
+    """An int, double or numeric string attribute as Nullable(Float64), read back from its text.
+
+    TRICKY: exact, because ClickHouse prints an Int64 in full and a Float64 in its shortest round-trip form,
+    so parsing the text gives what toFloat64 of the value gives (inf and nan included)."""
+    kind = _kind(key, resource_fallback)
+    return f"if({kind} IN ('int_value', 'double_value', 'string_value'), toFloat64OrNull({_raw(key, resource_fallback)}), NULL)"
+
+
+def boolean(key: str) -> str:
+    """A bool, int (non-zero) or 'true'/'1' string attribute as Nullable(Bool), from its text."""
+    kind, raw = _kind(key), _raw(key)
+    return (f"multiIf({kind} = 'bool_value', {raw} = 'true', {kind} = 'int_value', {raw} != '0', "
+            f"{kind} = 'string_value', lower({raw}) IN ('true', '1'), NULL)")
 
 
 def first_number(*keys: str) -> str:
@@ -131,8 +135,8 @@ def _finite(expr: str) -> str:
 
 
 def _event(name: str) -> str:
-    """Nanosecond timestamp of the first event called `name`, NULL when there is none."""
-    return f"nullIf(toInt64(arrayFirst(e -> e.name = {_q(name)}, s.events).time_unix_nano), 0)"
+    """Nanosecond timestamp of the first event called `name`, NULL when there is none (index 0 reads as 0)."""
+    return f"nullIf(times[indexOf(names, {_q(name)})], 0)"
 
 
 def _after_start(seconds_key: str) -> str:
@@ -146,18 +150,33 @@ def _after_start(seconds_key: str) -> str:
 
 
 def _spans_subquery(source: str) -> str:
+    """One row per span. Each attribute is rendered to text once (rendered), kept beside its AnyValue branch
+    (sa_kind), and every column reads those rather than copying a Tuple of AnyValue at each lookup (~10% of
+    the INSERT's CPU, docs/ingest-performance.md). The resource's maps are made once per resource, before
+    its spans are joined."""
     return f"""
     SELECT
-        project_id, s, ss.scope.name AS scope_name,
-        mapFromArrays(arrayMap(x -> x.key, s.attributes), arrayMap(x -> x.value, s.attributes)) AS sa,
-        mapFromArrays(arrayMap(x -> x.key, rs.resource.attributes), arrayMap(x -> x.value, rs.resource.attributes)) AS ra,
-        rs.resource.attributes AS resource_kv,
+        project_id, s, ss.scope.name AS scope_name, ra_kind, ra_text, resource_map,
+        arrayMap(x -> x.key, s.attributes) AS sk,
+        arrayMap(x -> x.value.value, s.attributes) AS kinds,
+        arrayMap(x -> {_render('x.value')}, s.attributes) AS rendered,
+        mapFromArrays(sk, kinds) AS sa_kind,
+        mapFromArrays(sk, arrayMap((r, k) -> if(k IN ('array_value', 'kvlist_value'), '', r), rendered, kinds)) AS sa_text,
         toInt64(s.start_time_unix_nano) AS start_ns,
         toInt64(s.end_time_unix_nano) AS end_ns,
-        arrayMap(e -> e.name, s.events) AS names
-    FROM {source}
-    ARRAY JOIN resource_spans AS rs
-    ARRAY JOIN rs.scope_spans AS ss
+        arrayMap(e -> e.name, s.events) AS names,
+        arrayMap(e -> toInt64(e.time_unix_nano), s.events) AS times
+    FROM
+    (
+        SELECT
+            project_id, rs.scope_spans AS scope_spans,
+            mapFromArrays(arrayMap(x -> x.key, rs.resource.attributes), arrayMap(x -> x.value.value, rs.resource.attributes)) AS ra_kind,
+            mapFromArrays(arrayMap(x -> x.key, rs.resource.attributes), arrayMap(x -> {_scalar('x.value')}, rs.resource.attributes)) AS ra_text,
+            {_kv_map('rs.resource.attributes')} AS resource_map
+        FROM {source}
+        ARRAY JOIN resource_spans AS rs
+    )
+    ARRAY JOIN scope_spans AS ss
     ARRAY JOIN ss.spans AS s"""
 
 
@@ -172,9 +191,10 @@ def _form() -> str:
     vllm = " OR ".join(_has(f"gen_ai.latency.{k}") for k in ("time_to_first_token", "e2e", "time_in_queue"))
     openllmetry = f"has(names, {_q(CHUNK_EVENT)}) OR {_has('gen_ai.is_streaming')} OR {_has('llm.is_streaming')}"
     # string attributes by their conventions: compared raw, which keeps this per-span test cheap
-    openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)}) OR sa['openinference.span.kind'].string_value = 'LLM'"
+    # only a string renders as these texts (bytes render as hex digits, bools as true/false)
+    openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)}) OR sa_text['openinference.span.kind'] = 'LLM'"
     genai_call = (
-        f"sa['gen_ai.operation.name'].string_value IN ({', '.join(_q(o) for o in GENAI_OPERATIONS)}) "
+        f"sa_text['gen_ai.operation.name'] IN ({', '.join(_q(o) for o in GENAI_OPERATIONS)}) "
         f"AND ({_has('gen_ai.provider.name')} OR {_has('gen_ai.system')})"
     )
     return (
@@ -191,7 +211,7 @@ def _instants() -> dict[str, str]:
     A streaming span of OpenInference or of the OTel GenAI form ends when the client has read the last
     chunk, so its end is the last token; a non-streaming call has neither token instant.
     """
-    chunk_times = f"arrayMap(e -> toInt64(e.time_unix_nano), arrayFilter(e -> e.name = {_q(CHUNK_EVENT)}, s.events))"
+    chunk_times = f"arrayFilter((t, n) -> n = {_q(CHUNK_EVENT)}, times, names)"
     streamed_openinference = f"has(names, {_q(FIRST_TOKEN_EVENT)})"
     return {
         "queued_ns": f"multiIf(form = 'native', coalesce({_event('queued')}, start_ns), role = 'attempt', start_ns, NULL)",
@@ -250,7 +270,7 @@ COLUMNS = {
     "status_message": "leftUTF8(toValidUTF8(s.status.message), 1024)",
     "attempt": f"toUInt16(greatest(1, least(65535, coalesce({_finite(number('llm.attempt'))}, {_finite(number('http.request.resend_count'))} + 1, 1))))",
     "retry_cause": f"if(s.status.code = 2, {first_text('llm.retry.cause', 'error.type')}, '')",
-    "connection_reused": _boolean(_attr("llm.connection.reused")),
+    "connection_reused": boolean("llm.connection.reused"),
     "cap": _uint(number("llm.scheduler.cap"), 32),
     "input_tokens": _uint(first_number("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"), 32),
     "output_tokens": _uint(first_number("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"), 32),
@@ -264,9 +284,12 @@ COLUMNS = {
     "released_at": _ts("released_ns"),
     "lifecycle_ordered": "arrayAll((a, b) -> a <= b, arrayPopBack(known), arrayPopFront(known))",
     "event_names": "arrayMap(e -> leftUTF8(toValidUTF8(e.name), 128), arraySlice(s.events, 1, 256))",
-    "event_times": "arrayMap(e -> fromUnixTimestamp64Nano(toInt64(e.time_unix_nano), 'UTC'), arraySlice(s.events, 1, 256))",
-    "span_attributes": _kv_map("s.attributes"),
-    "resource_attributes": _kv_map("resource_kv"),
+    "event_times": "arrayMap(t -> fromUnixTimestamp64Nano(t, 'UTC'), arraySlice(times, 1, 256))",
+    "span_attributes": (
+        "mapFromArrays(arrayMap(k -> leftUTF8(toValidUTF8(k), 256), arraySlice(sk, 1, {max_attributes:UInt32})), "
+        "arrayMap(v -> leftUTF8(toValidUTF8(v), {max_attribute_length:UInt32}), arraySlice(rendered, 1, {max_attributes:UInt32})))"
+    ),
+    "resource_attributes": "resource_map",
     "scope_name": "leftUTF8(toValidUTF8(scope_name), 256)",
     "ingested_at": "now64(3, 'UTC')",
 }

@@ -5,6 +5,8 @@
   encoded field to the request bytes turns them into a SpoolRecord without re-encoding anything.
 - `LenientRequest`: ExportTraceServiceRequest with every string field read as bytes, so a body whose
   only fault is bad UTF-8 still parses (strict upb parsing rejects it) and its spans can be kept.
+- `AttributeView`: the same bytes read as resources and spans whose attributes are maps of key to
+  serialized AnyValue, so the cardinality guards look keys up in C instead of looping over every attribute.
 """
 from functools import lru_cache
 
@@ -150,3 +152,41 @@ LenientRequest = _lenient_class()
 # an AnyValue whose strings are bytes: reads any serialized AnyValue of a LenientRequest or a strict one
 LenientAnyValue = message_factory.GetMessageClass(
     LenientRequest.DESCRIPTOR.file.pool.FindMessageTypeByName("lenient.opentelemetry.proto.common.v1.AnyValue"))
+
+
+def _attribute_view_class():
+    """AttributeView: wire-compatible with ExportTraceServiceRequest, reading only attributes and span names.
+
+    A map<string, bytes> field is a repeated message of key = 1 and value = 2 on the wire, exactly a
+    KeyValue; the value is the AnyValue's bytes. TRICKY: of a repeated key the map keeps the last value
+    while ClickHouse reads the first, so callers use it only where it holds as many keys as attributes.
+    """
+    T = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="latency_obs/attribute_view.proto", package="latency_obs.view",
+                                               syntax="proto3")
+
+    def message(name: str, *fields: tuple, map_field: str = "") -> None:
+        msg = proto.message_type.add(name=name)
+        for field_name, number, kind, type_name, label in fields:
+            msg.field.add(name=field_name, number=number, type=kind, label=label, **({"type_name": type_name} if type_name else {}))
+        if map_field:
+            entry = msg.nested_type.add(name="AttributesEntry")
+            entry.options.map_entry = True
+            entry.field.add(name="key", number=1, type=T.TYPE_STRING, label=T.LABEL_OPTIONAL)
+            entry.field.add(name="value", number=2, type=T.TYPE_BYTES, label=T.LABEL_OPTIONAL)
+            msg.field.add(name=map_field, number=9 if name == "Span" else 1, type=T.TYPE_MESSAGE,
+                          type_name=f".latency_obs.view.{name}.AttributesEntry", label=T.LABEL_REPEATED)
+
+    one, many = T.LABEL_OPTIONAL, T.LABEL_REPEATED
+    message("Span", ("name", 5, T.TYPE_STRING, "", one), map_field="attributes")
+    message("Resource", map_field="attributes")
+    message("ScopeSpans", ("spans", 2, T.TYPE_MESSAGE, ".latency_obs.view.Span", many))
+    message("ResourceSpans", ("resource", 1, T.TYPE_MESSAGE, ".latency_obs.view.Resource", one),
+            ("scope_spans", 2, T.TYPE_MESSAGE, ".latency_obs.view.ScopeSpans", many))
+    message("Request", ("resource_spans", 1, T.TYPE_MESSAGE, ".latency_obs.view.ResourceSpans", many))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("latency_obs.view.Request"))
+
+
+AttributeView = _attribute_view_class()

@@ -13,7 +13,7 @@ import re
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.otlp_proto import frame, read_varint, spool_record
@@ -113,12 +113,23 @@ def project_of(path: Path) -> int | None:
 
 @dataclass
 class _Open:
-    """The segment this process appends one project's records to."""
+    """The segment this process appends one project's records to, and how much of it is fsynced.
+
+    Group commit: a record is written under the spool's lock, but fsynced outside it, under the segment's
+    own sync_lock; one fdatasync makes durable every record written before it, so requests arriving
+    together share one instead of queueing for one each (one took ~3 ms, serialized: ~1.3 s of 200k spans).
+    Lock order: the spool's lock, then a sync_lock; never the other way round.
+    """
 
     fd: int
     path: Path
     opened_at: float
     spans: int = 0
+    written: int = 0  # end of the last whole record written
+    synced: int = 0  # end of what an fdatasync has made durable
+    failed: bool = False  # an fdatasync failed: what follows `synced` was never acknowledged
+    closed: bool = False
+    sync_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Spool:
@@ -132,12 +143,13 @@ class Spool:
         self._open_segments: dict[int, _Open] = {}
         self._backlog_bytes = 0
         self._project_bytes: dict[int, int] = {}
+        self.last_append_at = 0.0  # time.monotonic() of this process's last append
         self.refresh_backlog()
 
     # -- appending (request threads) ---------------------------------------------------------
     def append(self, project_id: int, request_bytes: bytes, spans: int, project_max_bytes: int | None = None) -> None:
         """Make a request's spans durable; raises SpoolFull over the size limit, ProjectSpoolFull over the
-        project's share (`project_max_bytes`, None = no share of its own)."""
+        project's share (`project_max_bytes`, None = no share of its own), OSError when the disk fails."""
         data = frame(spool_record(request_bytes, project_id))
         with self._lock:
             if self._backlog_bytes + len(data) > self.max_bytes:
@@ -145,24 +157,69 @@ class Spool:
             held = self._project_bytes.get(project_id, 0)
             if project_max_bytes is not None and held + len(data) > project_max_bytes:
                 raise ProjectSpoolFull(project_id, held, project_max_bytes)
-            segment = self._open_segments.get(project_id) or self._open(project_id)
+            segment = self._open_segments.get(project_id)
+            if segment is not None and segment.failed:
+                self._retire(self._open_segments.pop(project_id))
+                segment = None
+            segment = segment or self._open(project_id)
             offset = os.lseek(segment.fd, 0, os.SEEK_END)
             try:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(segment.fd, view):]
-                if self.fsync:
-                    os.fdatasync(segment.fd)
             except OSError:
                 # disk full or I/O error: cut the partial record and close, so later records stay readable
                 os.ftruncate(segment.fd, offset)
-                self._close(project_id)
+                self._retire(self._open_segments.pop(project_id))
                 raise
+            segment.written = offset + len(data)
             segment.spans += spans
+            self.last_append_at = time.monotonic()
             self._backlog_bytes += len(data)
             self._project_bytes[project_id] = held + len(data)
-            if segment.spans >= self.segment_spans:
-                self._close(project_id)
+            full = segment.spans >= self.segment_spans
+            if full:
+                del self._open_segments[project_id]  # no more records: closed once they are durable
+        try:
+            if self.fsync:
+                self._sync(segment, offset + len(data))
+        finally:
+            if full:
+                self._retire(segment)
+
+    @staticmethod
+    def _sync(segment: _Open, end: int) -> None:
+        """Return once the segment is durable up to `end`: fsynced by this thread or by one that came before."""
+        with segment.sync_lock:
+            if segment.synced >= end:
+                return
+            if segment.failed or segment.closed:
+                raise OSError(f"spool segment {segment.path.name}: an earlier fdatasync failed")
+            written = segment.written  # every record up to here was written before the fdatasync starts
+            try:
+                os.fdatasync(segment.fd)
+            except OSError:
+                segment.failed = True  # the next append opens a new segment; _retire cuts what was not synced
+                raise
+            segment.synced = written
+
+    def _retire(self, segment: _Open) -> None:
+        """Close a segment no longer appended to (making it claimable), once all its records are durable.
+
+        TRICKY: under its sync_lock, so no other thread is inside fdatasync(fd) when the fd is closed."""
+        with segment.sync_lock:
+            if segment.closed:
+                return
+            if self.fsync and not segment.failed and segment.synced < segment.written:
+                try:
+                    os.fdatasync(segment.fd)
+                    segment.synced = segment.written
+                except OSError:
+                    segment.failed = True
+            if segment.failed:
+                os.ftruncate(segment.fd, segment.synced)  # the rest was answered with an error, never a 2xx
+            os.close(segment.fd)  # closing drops the flock
+            segment.closed = True
 
     def _open(self, project_id: int) -> _Open:
         name = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}-p{project_id}"
@@ -174,16 +231,13 @@ class Spool:
         segment = self._open_segments[project_id] = _Open(fd, path, time.monotonic())
         return segment
 
-    def _close(self, project_id: int) -> None:
-        os.close(self._open_segments.pop(project_id).fd)
-
     def rotate(self, force: bool = False) -> None:
         """Close the open segments that are old enough (or all, `force`), making them claimable."""
         with self._lock:
             now = time.monotonic()
             for project_id, segment in list(self._open_segments.items()):
-                if segment.spans and (force or now - segment.opened_at >= self.max_age_s):
-                    self._close(project_id)
+                if segment.failed or (segment.spans and (force or now - segment.opened_at >= self.max_age_s)):
+                    self._retire(self._open_segments.pop(project_id))
 
     # -- claiming (writer threads) -----------------------------------------------------------
     def claim(self, paths=None):
@@ -273,7 +327,7 @@ class Spool:
     def close(self) -> None:
         with self._lock:
             for project_id in list(self._open_segments):
-                self._close(project_id)
+                self._retire(self._open_segments.pop(project_id))
 
 
 def _taking_turns(paths) -> list[Path]:
