@@ -3,9 +3,9 @@
 Generates the spans in ClickHouse itself (INSERT ... SELECT FROM numbers(): 8M attempt spans with
 lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp data dir:
 - the periodic materialize job for the whole day (what a backfill costs) and for one dirty hour;
-- a full diagnosis of one service over the 24 h window (target <= 3 s);
+- a full diagnosis of one service over the 24 h window (target <= 1 s, also while merges run);
 - one minute's periodic work for 10 services: materialize the dirty hour + diagnose each service's
-  recent window (target: within the one-minute interval);
+  recent window (target <= 10 s: it shares the minute with the other steps);
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
   series of the hour, its baseline hours and the same hour a day earlier; target: well under the minute).
 """
@@ -63,7 +63,7 @@ def diagnose_three_times(run_diagnosis, state: str) -> None:
         took.append(t)
     median = sorted(took)[1]
     print(f"  -> {state}: verdict {result['verdict']}, {result['evidence']['requests']:,} requests; "
-          f"median {median:.2f} s per diagnosis (target <= 3 s) {'ok' if median <= 3 else 'MISSED'}")
+          f"median {median:.2f} s per diagnosis (target <= 1 s; 3 s before issue 14) {'ok' if median <= 1 else 'MISSED'}")
 
 
 def main() -> int:
@@ -117,8 +117,8 @@ def run(a) -> int:
     materialize(1, end - timedelta(hours=1), end)
     jobs.diagnose_active(end - windows.RECENT, end)
     minute = time.perf_counter() - t
-    print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target < 60 s) "
-          f"{'ok' if minute < 60 else 'MISSED'}")
+    print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target <= 10 s; 7.4 s before "
+          f"issue 14) {'ok' if minute <= 10 else 'MISSED'}")
     detect_ten_services(end)
     return 0
 
