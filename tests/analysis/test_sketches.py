@@ -25,7 +25,8 @@ MIN_COUNT = 2000
 
 def long_window(project, sent):
     """A window past SKETCH_AFTER around the traffic, with an aggregated core and cut edges."""
-    end = utc_naive(sent.end) + timedelta(minutes=7)
+    # the traffic's hours whole inside the core, whatever the minute the test runs at
+    end = utc_naive(sent.end).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1, minutes=7)
     start = end - queries.SKETCH_AFTER - timedelta(minutes=13)
     aggregates.refresh(project.id, start, end)
     cut = aggregates.split(project.id, start, end)
@@ -45,6 +46,7 @@ def test_sketched_distributions_stay_within_one_percent(preset, duration, clickh
     project, key = alpha
     sent = send_simulated(project, key, base=preset, duration=duration, seed=11)
     start, end = long_window(project, sent)
+    assert queries._sketched("bucket_distribution", project.id, sent.service, start, end, "", "")[0].endswith("_sketch")
     ours = queries.bucket_distribution(project.id, sent.service, start, end)
     [theirs] = exact("bucket_distribution", project, sent, start, end)
     assert ours["requests"] == theirs["requests"] > 1000
