@@ -5,9 +5,9 @@
 WITH tenants AS
 (
     SELECT tenant, sum(attempts) AS requests,
-           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(total_dd) AS total_all, sum(total_count) AS total_n,
-           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(ttft_dd) AS ttft_all, sum(ttft_count) AS ttft_n,
-           quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(t_queue_dd) AS t_queue_all, sum(t_queue_count) AS t_queue_n,
+           finalizeAggregation(total_state) AS total_all, sum(total_count) AS total_n,
+           finalizeAggregation(ttft_state) AS ttft_all, sum(ttft_count) AS ttft_n,
+           finalizeAggregation(t_queue_state) AS t_queue_all, sum(t_queue_count) AS t_queue_n,
            -- the states themselves, merged into one per tenant, for the pooled row
            quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(total_dd) AS total_state,
            quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(ttft_dd) AS ttft_state,
@@ -27,25 +27,25 @@ WITH tenants AS
     )
     GROUP BY tenant
 ),
-kept AS
+ranked AS
 (
-    SELECT tenant
+    -- the kept tenants rank within {limit}: asked for, outlier candidates, then most attempts (one pass over tenants)
+    SELECT *, row_number() OVER (
+               ORDER BY has({keep:Array(String)}, tenant) DESC,
+                        requests >= {min_count:UInt64}
+                        AND (if(ttft_n > 0, ttft_all[2], 0) >= {ttft_p95_ms:Float64}
+                             OR if(total_n > 0, total_all[2], 0) >= {total_p95_ms:Float64}) DESC,
+                        requests DESC, tenant) <= {limit:UInt32} AS kept
     FROM tenants
-    ORDER BY has({keep:Array(String)}, tenant) DESC,
-             requests >= {min_count:UInt64}
-             AND (if(ttft_n > 0, ttft_all[2], 0) >= {ttft_p95_ms:Float64}
-                  OR if(total_n > 0, total_all[2], 0) >= {total_p95_ms:Float64}) DESC,
-             requests DESC, tenant
-    LIMIT {limit:UInt32}
 )
 SELECT
-    tenant IN kept AS is_top,
+    kept AS is_top,
     if(is_top, tenant, '') AS tenant_or_others,
     uniqExact(tenant) AS folded,
     sum(requests) AS requests,
     arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(total_state), 2, 2) AS total_q, sum(total_n) AS total_count,
     arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(ttft_state), 2, 2) AS ttft_q, sum(ttft_n) AS ttft_count,
     arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(t_queue_state), 2, 2) AS t_queue_q, sum(t_queue_n) AS t_queue_count
-FROM tenants
+FROM ranked
 GROUP BY is_top, tenant_or_others
 ORDER BY is_top DESC, requests DESC, tenant_or_others
