@@ -48,7 +48,8 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end))
     # the next hour only when it has aggregates already (the current hour's next one never has: the minute job's
     # common case costs one hour)
-    if client.query_rows(_sql("aggregated_hours"), parameters={"project_id": project_id, "start": hi, "end": hi + HOUR}):
+    if client.query_rows(_sql("aggregated_hours"),
+                         parameters={"project_id": project_id, "start": hi, "end": hi + HOUR}):
         hi += HOUR
     # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
     computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
@@ -78,6 +79,12 @@ class Split:
         return {"start": self.start, "end": self.end, "core_start": self.core_start, "core_end": self.core_end}
 
 
+def whole(start: datetime, end: datetime) -> Split:
+    """The window without a core: read from request_buckets alone."""
+    start, end = utc_naive(start), utc_naive(end)
+    return Split(start, end, end, end)
+
+
 def split(project_id: int, start: datetime, end: datetime) -> Split:
     """The window's whole hours as its core when every one is aggregated, else no core."""
     start, end = utc_naive(start), utc_naive(end)
@@ -87,4 +94,4 @@ def split(project_id: int, start: datetime, end: datetime) -> Split:
                                  parameters={"project_id": project_id, "start": core_start, "end": core_end})
         if len(rows) == int((core_end - core_start) / HOUR):
             return Split(start, end, core_start, core_end)
-    return Split(start, end, end, end)
+    return whole(start, end)

@@ -24,7 +24,7 @@ def materialize(project_id: int, start: datetime, end: datetime) -> int:
     """Recompute request_buckets for the project's attempts queued in [start, end); returns the
     window's row count afterwards (chDB reports no written_rows).
 
-    The hours around the window get their aggregates anew (analysis/aggregates.py).
+    The window's hours, and the next one when it has any, get their aggregates anew (analysis/aggregates.py).
     Idempotent: a re-run writes newer copies of the same (trace_id, span_id) keys, which FINAL reads
     as one row each. An attempt that left the window (its queued_at moved) keeps its old row.
     """

@@ -22,9 +22,9 @@ DIMENSIONS = ("route", "tenant")
 PERCENTILES = (50, 90, 95, 99)
 UINT32_MAX = 2**32 - 1  # a {limit:UInt32} that keeps everything
 MINUTE_MS = 60_000
-# Windows at least this long read their whole aggregated hours' distributions from per-minute sketches (bucket_minutes,
-# analysis/aggregates.py: quantiles within 0.2 %, counts and means exact); shorter ones, and any tenant filter, read
-# every attempt and their quantiles are exact.
+# Windows at least this long read their whole aggregated hours' distributions and series from sketches (bucket_hours,
+# bucket_minutes, tenant_hours: analysis/aggregates.py; a quantile is within 0.2 % of a value near its rank, counts and
+# means exact); shorter ones, and any tenant filter, read every attempt and their quantiles are exact.
 SKETCH_AFTER = timedelta(hours=6)
 # ... and hold at least this many attempts in their core: below it reading every attempt is cheap, and a sketch's
 # quantile (a value near the rank) is further from the exact one (interpolated between ranks) when values are few.
@@ -54,16 +54,15 @@ def _buckets(row: dict) -> dict:
 def _counted(project_id, start, end, tenant) -> aggregates.Split:
     """How an exact count over the window reads: its aggregated core from the hourly tables (kept per route, not
     per tenant) and its edges from request_buckets; a tenant filter reads the whole window from request_buckets."""
-    if tenant:
-        return aggregates.Split(utc_naive(start), utc_naive(end), utc_naive(end), utc_naive(end))
-    return aggregates.split(project_id, start, end)
+    return aggregates.whole(start, end) if tenant else aggregates.split(project_id, start, end)
 
 
-def _sketched(name: str, project_id, service, start, end, route, tenant, **more) -> tuple[str, dict]:
+def _sketched(name: str, project_id, service, start, end, route, tenant, sketchable=True, **more) -> tuple[str, dict]:
     """The query `name` and its parameters, or its _sketch variant over the window's aggregated core and edges
-    when the window is at least SKETCH_AFTER long, has a core of at least SKETCH_MIN_ATTEMPTS and no tenant filter."""
+    when `sketchable` (the caller's own conditions) and the window is at least SKETCH_AFTER long, has a core of at
+    least SKETCH_MIN_ATTEMPTS and no tenant filter. Reads nothing when the answer is `name` before it has to."""
     params = _params(project_id, service, start, end, route, tenant, **more)
-    if tenant or end - start < SKETCH_AFTER:
+    if not sketchable or tenant or end - start < SKETCH_AFTER:
         return name, params
     cut = aggregates.split(project_id, start, end)
     if cut.core_start == cut.core_end:
@@ -77,8 +76,9 @@ def _sketched(name: str, project_id, service, start, end, route, tenant, **more)
 def bucket_distribution(project_id, service, start, end, route="", tenant="") -> dict:
     """{"requests": attempts, "buckets": {bucket: {"p50", "p95", "p99", "mean", "count"}}} in ms.
 
-    Quantiles are exact (linear interpolation between closest ranks), or within 0.2 % for windows past
-    SKETCH_AFTER. t_retry is over runs (final attempts). A bucket with no known value has count 0 and None elsewhere.
+    Quantiles are exact (linear interpolation between closest ranks), or sketched for windows past SKETCH_AFTER
+    (within 0.2 % of a value near the rank). t_retry is over runs (final attempts). A bucket with no known value
+    has count 0 and None elsewhere.
     """
     name, params = _sketched("bucket_distribution", project_id, service, start, end, route, tenant)
     [row] = client.query(_sql(name), parameters=params)
@@ -101,11 +101,9 @@ def bucket_distribution_top_values(project_id, service, start, end, dimension, l
     every other row); no such row when nothing is left over."""
     if dimension not in DIMENSIONS:
         raise ValueError(f"dimension must be one of {DIMENSIONS}, got {dimension!r}")
+    # the sketches are kept per route, not per tenant
     name, params = _sketched("bucket_distribution_top_values", project_id, service, start, end, route, tenant,
-                             dimension=dimension, limit=limit)
-    if dimension != "route":  # the sketches are kept per route, not per tenant
-        name, params = "bucket_distribution_top_values", _params(project_id, service, start, end, route, tenant,
-                                                                dimension=dimension, limit=limit)
+                             sketchable=dimension == "route", dimension=dimension, limit=limit)
     rows = client.query(_sql(name), parameters=params)
     return [{"value": r["value"] if r["is_top"] else OTHERS, "requests": int(r["requests"]), "buckets": _buckets(r),
              "others": None if r["is_top"] else int(r["folded"])} for r in rows]
@@ -164,8 +162,7 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
     evidence_types.OTHERS whose "others" says how many they hold (None on every other row), which come last.
     """
     # the stored minutes serve buckets of whole minutes; finer ones are swept from attempts over the whole window
-    cut = aggregates.split(project_id, start, end) if bucket_ms % MINUTE_MS == 0 else aggregates.Split(
-        utc_naive(start), utc_naive(end), utc_naive(end), utc_naive(end))
+    cut = aggregates.split(project_id, start, end) if bucket_ms % MINUTE_MS == 0 else aggregates.whole(start, end)
     params = {**_params(project_id, service, start, end, bucket_ms=bucket_ms,
                         limit=UINT32_MAX if limit is None else limit), **cut.params}
     instances, tenants = [], []
@@ -286,10 +283,10 @@ def stage_percentiles(project_id, service, start, end, percentile=95, route="") 
 def overview_series(project_id, service, start, end, width_ms: int, route="", tenant="") -> list[dict]:
     """[{"at" (aware UTC), "requests", "errors", "ttft": {p50, p95, p99}, "total": {...}}] per time bucket of
     `width_ms` (epoch-aligned) that has attempts; the quantiles are over successful attempts, None without any (from
-    the sketches, within 0.2 %, for windows past SKETCH_AFTER in buckets of whole minutes)."""
-    name, params = _sketched("overview_series", project_id, service, start, end, route, tenant, width_ms=width_ms)
-    if width_ms % MINUTE_MS:  # the sketches are per minute
-        name, params = "overview_series", _params(project_id, service, start, end, route, tenant, width_ms=width_ms)
+    the sketches for windows past SKETCH_AFTER in buckets of whole minutes)."""
+    # the sketches are per minute
+    name, params = _sketched("overview_series", project_id, service, start, end, route, tenant,
+                             sketchable=width_ms % MINUTE_MS == 0, width_ms=width_ms)
     rows = client.query(_sql(name), parameters=params)
     out = []
     for r in rows:
@@ -349,11 +346,9 @@ def incident_series(project_id, service, start, end, route="", tenant="", exact=
     """[{"at" (aware UTC minute), "attempts", "errors", bucket: {"p50", "p95", "count"} per analysis.buckets.ALL}]
     per minute of queued_at in [start, end) that has attempts, oldest first. A bucket with no known value in a
     minute has count 0 and None quantiles (not measured, never 0). Rows are read FINAL: counts are logical. Windows
-    past SKETCH_AFTER read the sketches (quantiles near 0.2 %) unless `exact` (incident detection: its thresholds
+    past SKETCH_AFTER read the sketches unless `exact` (incident detection: its thresholds
     judge single minutes, whose few values a sketch's rank can miss by more)."""
-    name, params = _sketched("incident_series", project_id, service, start, end, route, tenant)
-    if exact:
-        name, params = "incident_series", _params(project_id, service, start, end, route, tenant)
+    name, params = _sketched("incident_series", project_id, service, start, end, route, tenant, sketchable=not exact)
     rows = client.query(_sql(name), parameters=params)
     return [{"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
              **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}} for r in rows]

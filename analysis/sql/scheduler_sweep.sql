@@ -67,16 +67,12 @@ FROM
                     FROM scheduler_minutes
                     WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
                     UNION ALL
-                    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms,
-                           covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
-                           if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
+                    SELECT {{scheduler_piece_columns}}
                     FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
                                           start = {start:DateTime64(9, 'UTC')}, end = {core_start:DateTime64(9, 'UTC')},
                                           bucket_ms = {bucket_ms:UInt32})
                     UNION ALL
-                    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms,
-                           covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
-                           if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
+                    SELECT {{scheduler_piece_columns}}
                     FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
                                           start = {core_end:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')},
                                           bucket_ms = {bucket_ms:UInt32})

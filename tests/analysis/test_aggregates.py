@@ -23,20 +23,16 @@ def pid(clickhouse, alpha):
     return pid
 
 
-def whole(start, end):
-    return aggregates.Split(start, end, end, end).params
-
-
 @pytest.mark.parametrize("start,end", WINDOWS)
 def test_picker_counts_equal_every_attempt(pid, start, end):
     ours = lookups.service_choices(pid, start, end)
     theirs = client.query(lookups._sql("services"), parameters={
-        "project_id": pid, **whole(start, end), "q": "", "selected": "", "limit": 51})
+        "project_id": pid, **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in ours.values} == {r["value"]: r["requests"] for r in theirs}
     assert sum(v["requests"] for v in ours.values) > 100
     routes = lookups.route_choices(pid, "svc", start, end)
     theirs = client.query(lookups._sql("routes"), parameters={
-        "project_id": pid, "service": "svc", **whole(start, end), "q": "", "selected": "", "limit": 51})
+        "project_id": pid, "service": "svc", **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in routes.values} == {r["value"]: r["requests"] for r in theirs}
     assert {v["value"] for v in routes.values} == {"/a", "/b"}
     assert queries.project_services(pid, start, end) == ["other", "svc"]
@@ -47,7 +43,7 @@ def test_picker_counts_equal_every_attempt(pid, start, end):
 def test_coverage_counts_equal_every_attempt(pid, start, end, route):
     ours = queries.coverage_counts(pid, "svc", start, end, route=route)
     theirs = client.query(queries._sql("coverage_counts"), parameters={
-        **queries._params(pid, "svc", start, end, route), **whole(start, end)})
+        **queries._params(pid, "svc", start, end, route), **aggregates.whole(start, end).params})
     assert ours == [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in theirs]
     assert ours[0]["attempts"] > 50 and ours[0]["successes"] < ours[0]["attempts"]
 
