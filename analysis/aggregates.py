@@ -8,21 +8,31 @@ windows), tenant_hours (the tenant tails' sketches per service, route, tenant an
 (measurement coverage per service, route, hour and span form). Each recomputation is a new version
 of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
 
-A read splits its window [start, end) into the core, the whole hours inside it (when every one of them is
-aggregated), read from the aggregates, and the edges before and after, read from request_buckets as before; a
-window without a whole aggregated core is read from request_buckets alone. The two parts add up exactly: the
+An hour is aggregated once it has settled, SETTLE after its end (after_materialize): before that it is still
+taking spans, the minute job materializes it every minute, and no window that ends by now holds it whole, so
+aggregating it would be paid every minute for nothing. Hours materialized before they settle wait as
+UnaggregatedHour rows for the minute job's first run after (analysis/jobs.py); a settled hour materialized
+again (late spans) is aggregated at once.
+
+A read splits its window [start, end) into the core, the longest run of aggregated whole hours inside it, read
+from the aggregates, and the edges before and after it, read from request_buckets as before; a window without
+an aggregated whole hour is read from request_buckets alone. The two parts add up exactly: the
 sweep is cut at hours (and its minutes at minute edges) in both, and counts are per hour.
 """
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from analysis.models import UnaggregatedHour
 from analysis.windows import utc_naive
 from store import client
 from store.sql import SqlFiles
 
 _sql = SqlFiles(Path(__file__).parent / "sql").text
 HOUR = timedelta(hours=1)
+# TRICKY: spans are exported when a request ends, so an hour keeps getting its requests' spans for minutes after
+# its end; aggregating it this long after keeps one aggregation per hour in the common case
+SETTLE = timedelta(minutes=10)
 CHUNK_HOURS = 6
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
@@ -36,6 +46,43 @@ def _floor_hour(moment: datetime) -> datetime:
 def _ceil_hour(moment: datetime) -> datetime:
     floor = _floor_hour(moment)
     return floor if floor == moment else floor + HOUR
+
+
+def settled_before(now: datetime) -> datetime:
+    """The hours starting before this one (naive UTC) have settled at `now`: ended SETTLE ago or more."""
+    return _floor_hour(utc_naive(now) - SETTLE)
+
+
+def after_materialize(project_id: int, start: datetime, end: datetime, now: datetime) -> int:
+    """The aggregates' part of materializing [start, end) at `now`: its settled hours are aggregated now (and
+    leave the queue), the others are queued as UnaggregatedHour. Returns how many hours were aggregated."""
+    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end))
+    cut = min(max(lo, settled_before(now)), hi)
+    hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
+    UnaggregatedHour.objects.bulk_create([UnaggregatedHour(project_id=project_id, hour=_aware(h)) for h in hours if h >= cut],
+                                         ignore_conflicts=True)
+    if cut == lo:
+        return 0
+    done = refresh(project_id, lo, cut)
+    UnaggregatedHour.objects.filter(project_id=project_id, hour__gte=_aware(lo), hour__lt=_aware(cut)).delete()
+    return done
+
+
+def settled_hours(now: datetime) -> list[UnaggregatedHour]:
+    """The queued hours that have settled at `now`, oldest first."""
+    return list(UnaggregatedHour.objects.filter(hour__lt=_aware(settled_before(now))).order_by("hour", "project_id"))
+
+
+def aggregate_queued(row: UnaggregatedHour) -> str:
+    """Aggregate one queued hour (and the next one when it has aggregates) and take it off the queue."""
+    hour = utc_naive(row.hour)
+    refresh(row.project_id, hour, hour + HOUR)
+    row.delete()
+    return "aggregated"
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=timezone.utc)
 
 
 def refresh(project_id: int, start: datetime, end: datetime) -> int:
@@ -86,12 +133,17 @@ def whole(start: datetime, end: datetime) -> Split:
 
 
 def split(project_id: int, start: datetime, end: datetime) -> Split:
-    """The window's whole hours as its core when every one is aggregated, else no core."""
+    """The window's longest run of aggregated whole hours as its core (the earliest of equal runs), else no core.
+    The hours missing are the ones not settled yet, at the end, and hours without a span of the project."""
     start, end = utc_naive(start), utc_naive(end)
-    core_start, core_end = _ceil_hour(start), _floor_hour(end)
-    if core_end > core_start:
-        rows = client.query_rows(_sql("aggregated_hours"),
-                                 parameters={"project_id": project_id, "start": core_start, "end": core_end})
-        if len(rows) == int((core_end - core_start) / HOUR):
-            return Split(start, end, core_start, core_end)
-    return whole(start, end)
+    if _ceil_hour(start) >= _floor_hour(end):
+        return whole(start, end)
+    rows = client.query_rows(_sql("aggregated_hours"),
+                             parameters={"project_id": project_id, "start": _ceil_hour(start), "end": _floor_hour(end)})
+    best, run = None, None  # (first hour, hour after the last) of the longest run and of the current one
+    for (hour,) in rows:
+        hour = utc_naive(hour)
+        run = (run[0], hour + HOUR) if run and run[1] == hour else (hour, hour + HOUR)
+        if best is None or run[1] - run[0] > best[1] - best[0]:
+            best = run
+    return Split(start, end, *best) if best else whole(start, end)

@@ -9,10 +9,10 @@ starts with it. Results replace earlier ones for the same window, so a job may b
 """
 from datetime import datetime
 
-from analysis import backlog
+from analysis import aggregates, backlog
 from analysis.diagnosis_service import run_diagnosis
 from analysis.errors import AnalysisError
-from analysis.fairness import Deadline, run_in_turns
+from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.materialize import HOUR, materialize
 from analysis.incidents.jobs import STRETCH
 from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, WindowDiagnosis
@@ -25,16 +25,18 @@ RECHECK_BEFORE = STRETCH + HOUR
 
 def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:
     """The minute job: queue the hours that got spans since the last run, then materialize queued hours (one SQL
-    per project and hour, whatever the number of services), projects in turns, until the deadline.
+    per project and hour, whatever the number of services), projects in turns, until the deadline; then, in the
+    time left, aggregate the hours that have settled since they were materialized (analysis/aggregates.py).
 
     Returns {"hours": materialized, "rows": their rows afterwards, "projects": sorted ids served, "found": hours
-    found dirty this run, "deferred": hours still queued, "errors": hours that raised (kept queued)}."""
+    found dirty this run, "deferred": hours still queued, "aggregated": settled hours aggregated, "errors": hours
+    that raised (kept queued)}."""
     found = backlog.queue_dirty_hours(now)
     rows, projects = 0, set()
 
     def unit(dirty: DirtyHour) -> str:
         nonlocal rows
-        rows += materialize(dirty.project_id, dirty.hour, dirty.hour + HOUR)
+        rows += materialize(dirty.project_id, dirty.hour, dirty.hour + HOUR, now)
         projects.add(dirty.project_id)
         if dirty.hour < now - RECHECK_BEFORE:  # late spans: the incidents step re-judges that hour
             IncidentRecheck.objects.get_or_create(project_id=dirty.project_id, hour=dirty.hour,
@@ -42,9 +44,12 @@ def materialize_since_watermark(now: datetime, deadline: Deadline | None = None)
         dirty.delete()
         return "materialized"
 
-    tally = run_in_turns(backlog.dirty_hour_queues(), unit, deadline or Deadline(None), "materialize")
+    deadline = deadline or Deadline(None)
+    tally = run_in_turns(backlog.dirty_hour_queues(), unit, deadline, "materialize")
+    settled = run_in_turns(by_project(aggregates.settled_hours(now)), aggregates.aggregate_queued, deadline, "aggregate")
     return {"hours": tally.done, "rows": rows, "projects": sorted(projects), "found": found,
-            "deferred": DirtyHour.objects.count(), "errors": tally.errors}
+            "deferred": DirtyHour.objects.count(), "aggregated": settled.done,
+            "errors": tally.errors + settled.errors}
 
 
 def diagnose_window(project_id: int, service: str, start: datetime, end: datetime) -> WindowDiagnosis:

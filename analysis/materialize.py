@@ -20,17 +20,18 @@ _sql = SqlFiles(Path(__file__).parent / "sql").text
 HOUR = timedelta(hours=1)
 
 
-def materialize(project_id: int, start: datetime, end: datetime) -> int:
+def materialize(project_id: int, start: datetime, end: datetime, now: datetime | None = None) -> int:
     """Recompute request_buckets for the project's attempts queued in [start, end); returns the
     window's row count afterwards (chDB reports no written_rows).
 
-    The window's hours, and the next one when it has any, get their aggregates anew (analysis/aggregates.py).
+    The window's hours that have settled at `now` (default: this machine's clock), and the next one when it has
+    any, get their aggregates anew; the others are queued for them (analysis/aggregates.py).
     Idempotent: a re-run writes newer copies of the same (trace_id, span_id) keys, which FINAL reads
     as one row each. An attempt that left the window (its queued_at moved) keeps its old row.
     """
     params = {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end)}
     client.command(_sql("materialize_request_buckets"), parameters=params)
-    aggregates.refresh(project_id, start, end)
+    aggregates.after_materialize(project_id, start, end, now or datetime.now(timezone.utc))
     [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters=params)
     return int(count)
 

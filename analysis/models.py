@@ -55,6 +55,17 @@ class DirtyHour(models.Model):
         constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_dirty_hour")]
 
 
+class UnaggregatedHour(models.Model):
+    """An hour of a project materialized before it settled (ended SETTLE ago): its aggregates wait for the
+    minute job's first run after it settles (analysis/aggregates.py), so the hour still taking spans costs none."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    hour = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_unaggregated_hour")]
+
+
 class IncidentRecheck(models.Model):
     """An hour the materialize step re-materialized (late or backfilled spans): its services' incidents are
     re-detected over [hour - 1 h, hour + 2 h) by the incidents step, then the row is deleted

@@ -4,8 +4,9 @@ Generates the spans in ClickHouse itself (INSERT ... SELECT FROM numbers(): 8M a
 lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp data dir:
 - the periodic materialize job for the whole day (what a backfill costs) and for one dirty hour;
 - a full diagnosis of one service over the 24 h window (target <= 1 s, also while merges run);
-- one minute's periodic work for 10 services: materialize the dirty hour + diagnose each service's
-  recent window (target <= 10 s: it shares the minute with the other steps);
+- one minute's periodic work for 10 services: materialize the hour taking spans + diagnose each service's
+  recent window (target <= 10 s: it shares the minute with the other steps); once an hour, the minute after
+  it settles also aggregates it (analysis/aggregates.py), timed on its own and with the minute;
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
   series of the hour, its baseline hours and the same hour a day earlier; target: well under the minute).
 """
@@ -91,7 +92,7 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis import jobs, windows
+    from analysis import aggregates, jobs, windows
     from analysis.diagnosis_service import run_diagnosis
     from analysis.materialize import materialize
     from store import client
@@ -107,19 +108,27 @@ def run(a) -> int:
         timed("generate attempt spans", client.command, ATTEMPTS_SQL, parameters=params)
         timed("generate stage spans", client.command, STAGES_SQL, parameters=params)
         timed("materialize the whole day (backfill)", materialize, 1, DAY, DAY + timedelta(days=1))
-    timed("materialize one dirty hour (the minute job)", materialize, 1, DAY + timedelta(hours=12), DAY + timedelta(hours=13))
+    timed("materialize a settled hour again (late spans)", materialize, 1, DAY + timedelta(hours=12), DAY + timedelta(hours=13))
     diagnose_three_times(run_diagnosis, "right after the backfill, merges still running")
     timed("let the merges finish (OPTIMIZE TABLE request_buckets FINAL)", client.command,
           "OPTIMIZE TABLE request_buckets FINAL")
     diagnose_three_times(run_diagnosis, "steady state, parts merged")
-    end = DAY + timedelta(hours=18)
+    # the minute at 18:30: the hour taking spans (a whole hour's traffic here, so a busy end of hour) is materialized,
+    # not aggregated: it has not settled
+    end = DAY + timedelta(hours=18, minutes=30)
     t = time.perf_counter()
-    materialize(1, end - timedelta(hours=1), end)
+    materialize(1, DAY + timedelta(hours=18), DAY + timedelta(hours=19), end)
     jobs.diagnose_active(end - windows.RECENT, end)
     minute = time.perf_counter() - t
     print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target <= 10 s; 7.4 s before "
           f"issue 14) {'ok' if minute <= 10 else 'MISSED'}")
-    detect_ten_services(end)
+    # the day's last hour, as busy as 17:00, stands for the hour that settled: its next hour has no aggregates, as
+    # the hour after a settling one never has (17:00's has, from the backfill, and would be redone too)
+    _, settle = timed("aggregate the hour that settled (once an hour)", aggregates.refresh, 1,
+                      DAY + timedelta(hours=23), DAY + timedelta(hours=24))
+    print(f"  {'-> the minute an hour settles':58s} {minute + settle:7.2f} s   "
+          f"{'ok' if minute + settle <= 10 else 'MISSED'}")
+    detect_ten_services(DAY + timedelta(hours=18))
     return 0
 
 

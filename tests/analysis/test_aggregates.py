@@ -1,15 +1,20 @@
 """Counts over a window's aggregated core (request_hours, coverage_hours) plus its edges equal the counts over
-every attempt, on random traffic; a window with an hour never aggregated reads every attempt."""
-from datetime import timedelta
+every attempt, on random traffic; the core is the window's longest run of aggregated hours; hours are aggregated
+once they settle, by the minute job."""
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis import aggregates, lookups, queries
+from analysis import aggregates, backlog, jobs, lookups, queries
+from analysis.models import JobWatermark, UnaggregatedHour
 from store import client
+from tests import factories as f
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
 
 WINDOWS = [(H0, H0 + timedelta(hours=4)), (H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)),
-           (H0 + timedelta(minutes=5), H0 + timedelta(minutes=55))]
+           (H0 + timedelta(minutes=5), H0 + timedelta(minutes=55)),
+           # hours before H0 were never aggregated (no traffic): edges of two hours and more around the core
+           (H0 - timedelta(hours=2, minutes=53), H0 + timedelta(hours=3, minutes=5))]
 
 
 @pytest.fixture
@@ -48,11 +53,61 @@ def test_coverage_counts_equal_every_attempt(pid, start, end, route):
     assert ours[0]["attempts"] > 50 and ours[0]["successes"] < ours[0]["attempts"]
 
 
-def test_an_hour_never_aggregated_leaves_the_window_without_a_core(pid):
-    start, end = H0 - timedelta(hours=3), H0 + timedelta(hours=2)  # H0 - 3 h .. H0 - 1 h were never aggregated
+def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
+    pid = alpha[0].id
+    clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 3, "n": 900, "h0": H0})
+    aggregates.refresh(pid, H0 + timedelta(hours=3), H0 + timedelta(hours=4))  # hour 3
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=1))  # hour 0: hour 1 never was, nor hour 2
+    start, end = H0 - timedelta(minutes=30), H0 + timedelta(hours=4, minutes=30)
+    assert aggregates.split(pid, start, end).params == {"start": start, "end": end, "core_start": H0,
+                                                         "core_end": H0 + timedelta(hours=1)}  # the earliest of two
+    aggregates.refresh(pid, H0 + timedelta(hours=2), H0 + timedelta(hours=3))  # hour 2 and, aggregated, hour 3
     cut = aggregates.split(pid, start, end)
-    assert cut.core_start == cut.core_end == end
-    assert aggregates.split(pid, H0, end).core_start == H0
+    assert (cut.core_start, cut.core_end) == (H0 + timedelta(hours=2), H0 + timedelta(hours=4))
+    ours = queries.coverage_counts(pid, "svc", start, end)
+    theirs = client.query(queries._sql("coverage_counts"), parameters={
+        **queries._params(pid, "svc", start, end, ""), **aggregates.whole(start, end).params})
+    assert ours == [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in theirs]
+    assert ours[0]["attempts"] == 900
+    assert aggregates.split(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2)) == aggregates.whole(
+        H0 + timedelta(hours=1), H0 + timedelta(hours=2))
+
+
+def _aggregated(pid) -> list[datetime]:
+    rows = client.query_rows(aggregates._sql("aggregated_hours"),
+                             parameters={"project_id": pid, "start": f.BASE - timedelta(days=1), "end": f.BASE + timedelta(days=1)})
+    return [h.replace(tzinfo=timezone.utc) for (h,) in rows]
+
+
+def test_hours_are_aggregated_once_they_settle_by_the_minute_job(alpha, ingest):
+    """The hour taking spans gets no aggregates; the first minute job after it settled aggregates it once, and
+    a settled hour materialized again (late spans) is aggregated at once."""
+    project, key = alpha
+    hour = timedelta(hours=1)
+    spans = [f.attempt(start_ns=int((f.BASE.timestamp() + 600 * i) * 1e9)) for i in range(12)]  # 10:00-11:50
+    ingest(key, f.request(*spans))
+    ingest(key, f.request(*[f.attempt(start_ns=int((f.BASE.timestamp() + 7200 + i) * 1e9)) for i in range(3)]))  # 12:00
+    # at 12:05 the three hours are materialized; 10:00 has settled (at 11:10) and is aggregated with them, 11:00
+    # (settles at 12:10) and 12:00 wait
+    first = jobs.materialize_since_watermark(f.BASE + 2 * hour + timedelta(minutes=5))
+    assert (first["hours"], first["aggregated"]) == (3, 0)
+    assert _aggregated(project.id) == [f.BASE]
+    assert set(UnaggregatedHour.objects.values_list("hour", flat=True)) == {f.BASE + hour, f.BASE + 2 * hour}
+    # 12:10, nothing ingested since (the watermark moved past the overlap): 11:00 has settled, 12:00 has not
+    JobWatermark.objects.filter(name=backlog.MATERIALIZE).update(at=backlog.store_now() + timedelta(minutes=5))
+    second = jobs.materialize_since_watermark(f.BASE + 2 * hour + timedelta(minutes=10))
+    assert (second["hours"], second["aggregated"]) == (0, 1)
+    assert _aggregated(project.id) == [f.BASE, f.BASE + hour]
+    assert list(UnaggregatedHour.objects.values_list("hour", flat=True)) == [f.BASE + 2 * hour]
+    assert jobs.materialize_since_watermark(f.BASE + 2 * hour + timedelta(minutes=11))["aggregated"] == 0
+    # a late span of 10:00 at 12:30: materialized and aggregated at once (with 11:00, which has aggregates)
+    JobWatermark.objects.filter(name=backlog.MATERIALIZE).update(at=backlog.store_now() - timedelta(minutes=5))
+    ingest(key, f.request(f.attempt(start_ns=int((f.BASE.timestamp() + 30) * 1e9))))
+    late = jobs.materialize_since_watermark(f.BASE + 2 * hour + timedelta(minutes=30))
+    assert late["aggregated"] == 0 and _aggregated(project.id) == [f.BASE, f.BASE + hour]
+    cut = aggregates.split(project.id, f.BASE - timedelta(minutes=30), f.BASE + 2 * hour + timedelta(minutes=30))
+    assert (cut.core_start, cut.core_end) == (f.BASE.replace(tzinfo=None), (f.BASE + 2 * hour).replace(tzinfo=None))
+    assert queries.coverage_counts(project.id, "llm-gateway", f.BASE - hour, f.BASE + 3 * hour)[0]["attempts"] == 16
 
 
 def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_hour(clickhouse, alpha):
