@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, ServiceCost, WindowDiagnosis
+from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, ServiceCost, UnaggregatedHour, WindowDiagnosis
 
 
 @admin.register(ServiceCost)
@@ -26,6 +26,12 @@ class DirtyHourAdmin(admin.ModelAdmin):
 @admin.register(IncidentRecheck)
 class IncidentRecheckAdmin(admin.ModelAdmin):
     list_display = ("project", "hour", "queued_at")
+    list_filter = ("project",)
+
+
+@admin.register(UnaggregatedHour)
+class UnaggregatedHourAdmin(admin.ModelAdmin):
+    list_display = ("project", "hour")
     list_filter = ("project",)
 
 

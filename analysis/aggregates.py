@@ -39,24 +39,24 @@ STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggrega
               "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours")
 
 
-def _floor_hour(moment: datetime) -> datetime:
+def floor_hour(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
-def _ceil_hour(moment: datetime) -> datetime:
-    floor = _floor_hour(moment)
+def ceil_hour(moment: datetime) -> datetime:
+    floor = floor_hour(moment)
     return floor if floor == moment else floor + HOUR
 
 
 def settled_before(now: datetime) -> datetime:
     """The hours starting before this one (naive UTC) have settled at `now`: ended SETTLE ago or more."""
-    return _floor_hour(utc_naive(now) - SETTLE)
+    return floor_hour(utc_naive(now) - SETTLE)
 
 
 def after_materialize(project_id: int, start: datetime, end: datetime, now: datetime) -> int:
     """The aggregates' part of materializing [start, end) at `now`: its settled hours are aggregated now (and
     leave the queue), the others are queued as UnaggregatedHour. Returns how many hours were aggregated."""
-    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end))
+    lo, hi = floor_hour(utc_naive(start)), ceil_hour(utc_naive(end))
     cut = min(max(lo, settled_before(now)), hi)
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
     UnaggregatedHour.objects.bulk_create([UnaggregatedHour(project_id=project_id, hour=_aware(h)) for h in hours if h >= cut],
@@ -92,7 +92,7 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     TRICKY: the hour before is left alone although an attempt whose queued_at moved on into the window (a late
     SGLang prefill_waiting child) still counts there until that hour is materialized again: redoing it every
     minute would double the minute job for a rare, one-attempt difference."""
-    lo, hi = _floor_hour(utc_naive(start)), _ceil_hour(utc_naive(end))
+    lo, hi = floor_hour(utc_naive(start)), ceil_hour(utc_naive(end))
     # the next hour only when it has aggregates already (the current hour's next one never has: the minute job's
     # common case costs one hour)
     if client.query_rows(_sql("aggregated_hours"),
@@ -136,10 +136,10 @@ def split(project_id: int, start: datetime, end: datetime) -> Split:
     """The window's longest run of aggregated whole hours as its core (the earliest of equal runs), else no core.
     The hours missing are the ones not settled yet, at the end, and hours without a span of the project."""
     start, end = utc_naive(start), utc_naive(end)
-    if _ceil_hour(start) >= _floor_hour(end):
+    if ceil_hour(start) >= floor_hour(end):
         return whole(start, end)
     rows = client.query_rows(_sql("aggregated_hours"),
-                             parameters={"project_id": project_id, "start": _ceil_hour(start), "end": _floor_hour(end)})
+                             parameters={"project_id": project_id, "start": ceil_hour(start), "end": floor_hour(end)})
     best, run = None, None  # (first hour, hour after the last) of the longest run and of the current one
     for (hour,) in rows:
         hour = utc_naive(hour)

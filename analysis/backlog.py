@@ -18,7 +18,7 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Min, QuerySet
 
-from analysis.materialize import dirty_hours
+from analysis.materialize import dirty_hours, store_now
 from analysis.models import DirtyHour, JobWatermark, PendingDiagnosis
 from analysis.windows import utc_naive
 from projects.models import Project
@@ -34,12 +34,6 @@ HOUR = timedelta(hours=1)
 PAGE = 50  # units read from the DB at a time for one project
 MATERIALIZE, DIAGNOSE = "materialize", "diagnose"  # the steps' JobWatermark names
 MAX_SERVICE_LENGTH = PendingDiagnosis._meta.get_field("service").max_length
-
-
-def store_now() -> datetime:
-    """The store's clock, aware UTC: the one ingested_at is stamped with, so watermarks compare with it."""
-    [(now,)] = client.query_rows(_sql("store_now"))
-    return now.replace(tzinfo=timezone.utc)
 
 
 def queue_dirty_hours(now: datetime) -> int:

@@ -21,6 +21,7 @@ from analysis.evidence_types import (
     GapFraction, InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
 )
 from analysis.thresholds import Thresholds, configured
+from store.concurrent import gather
 
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
 NOISY_TOP = 3  # tenants (by in-flight share during backlog) whose neighbours' t_queue p95 is measured
@@ -39,23 +40,27 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     """
     args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
     window_ms, top = (end - start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
-    dist = queries.bucket_distribution(*args, **narrow)
+    width = stats.series_width_ms(window_ms)
+    # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py)
+    dist, shares, by_segment, sweep, minutes, retry, engine = gather(
+        lambda: queries.bucket_distribution(*args, **narrow),
+        lambda: queries.request_shares(*args, **narrow),
+        lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES, **narrow),
+        lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top),
+        lambda: queries.churn_windows(*args, **narrow),
+        lambda: queries.retry_summary(*args, **narrow),
+        lambda: engine_series.summary(project_id, service, start, end))
     window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
     if not dist["requests"]:
         return _empty(window, buckets)
-    shares = queries.request_shares(*args, **narrow)
-    by_segment = queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
-                                                        **narrow)
-    width = stats.series_width_ms(window_ms)
-    sweep = queries.scheduler_sweep(*args, bucket_ms=width, limit=top)
-    minutes = queries.churn_windows(*args, **narrow)
-    retry = queries.retry_summary(*args, **narrow)
-    candidates = noisy_candidates(sweep["tenants"])
+    thresholds, candidates = configured(), noisy_candidates(sweep["tenants"])
+    floors = outlier_floors(buckets, thresholds)
     # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are judged by
-    tails = queries.tenant_tails_top(*args, top, route=route, keep=candidates, **outlier_floors(buckets, configured()))
-    others = queries.others_t_queue(*args, candidates)
-    engine = engine_series.summary(project_id, service, start, end)
-    starts = queries.instance_starts(*args, buckets.ttft.p95, configured().cold_start_minutes, engine.process_starts)
+    tails, others, starts = gather(
+        lambda: queries.tenant_tails_top(*args, top, route=route, keep=candidates, **floors),
+        lambda: queries.others_t_queue(*args, candidates),
+        lambda: queries.instance_starts(*args, buckets.ttft.p95, thresholds.cold_start_minutes,
+                                        engine.process_starts))
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),

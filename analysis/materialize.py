@@ -21,19 +21,31 @@ HOUR = timedelta(hours=1)
 
 
 def materialize(project_id: int, start: datetime, end: datetime, now: datetime | None = None) -> int:
-    """Recompute request_buckets for the project's attempts queued in [start, end); returns the
-    window's row count afterwards (chDB reports no written_rows).
+    """Recompute request_buckets for the project's attempts queued in the whole hours over [start, end); returns
+    the count of rows of [start, end) afterwards (chDB reports no written_rows).
 
-    The window's hours that have settled at `now` (default: this machine's clock), and the next one when it has
-    any, get their aggregates anew; the others are queued for them (analysis/aggregates.py).
-    Idempotent: a re-run writes newer copies of the same (trace_id, span_id) keys, which FINAL reads
-    as one row each. An attempt that left the window (its queued_at moved) keeps its old row.
+    Each hour's rows are a new version, recorded in materialized_hours once written: reads keep the latest
+    (_current.sql), so a read during a run sees the hour's previous version whole, and an attempt that left the hour
+    (its queued_at moved) leaves with it. The hours that have settled at `now` (default: this machine's clock), and
+    the next one when it has any, get their aggregates anew; the others are queued for them (analysis/aggregates.py).
+    Idempotent: a re-run writes newer copies of the same rows.
     """
-    params = {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end)}
+    lo, hi = aggregates.floor_hour(utc_naive(start)), aggregates.ceil_hour(utc_naive(end))
+    # the store's clock: freshness.py compares computed_at with the spans' ingested_at, stamped by it
+    params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": utc_naive(store_now())}
     client.command(_sql("materialize_request_buckets"), parameters=params)
-    aggregates.after_materialize(project_id, start, end, now or datetime.now(timezone.utc))
-    [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters=params)
+    client.command(_sql("mark_materialized_hours"), parameters={
+        **params, "hours": [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]})
+    aggregates.after_materialize(project_id, lo, hi, now or datetime.now(timezone.utc))
+    [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters={
+        **params, "start": utc_naive(start), "end": utc_naive(end)})
     return int(count)
+
+
+def store_now() -> datetime:
+    """The store's clock, aware UTC: the one ingested_at is stamped with, so watermarks compare with it."""
+    [(now,)] = client.query_rows(_sql("store_now"))
+    return now.replace(tzinfo=timezone.utc)
 
 
 def dirty_hours(since: datetime) -> list[tuple[int, datetime]]:

@@ -376,10 +376,18 @@ def instance_starts(project_id, service, start, end, floor_ms, minutes: int, pro
     the service was already serving, or at a process start the engine's metrics report (`process_starts`)."""
     if floor_ms is None:
         return {"starts": [], "share": None}
-    known = [(i, utc_naive(datetime.fromisoformat(t))) for i, t in process_starts]
-    [row] = client.query(_sql("instance_starts"), parameters=_params(
-        project_id, service, start, end, floor=float(floor_ms), minutes=minutes,
-        process_instances=[i for i, _ in known], process_starts=[t for _, t in known]))
-    starts = [[i, t.replace(tzinfo=timezone.utc).isoformat()] for i, t in zip(row["instances"], row["firsts"])]
+    params = _params(project_id, service, start, end)
+    # an instance starts at its first attempt when that is in the window and a minute or more after the service's
+    firsts = {i: utc_naive(t) for i, t in client.query_rows(_sql("instance_firsts"), parameters=params)}
+    began = min(firsts.values(), default=None)
+    started = {i: t for i, t in firsts.items() if t >= params["start"] and t >= began + timedelta(minutes=1)}
+    for instance, at in process_starts:  # or at a process start the engine's metrics reported
+        at = utc_naive(datetime.fromisoformat(at))
+        started[instance] = min(started.get(instance, at), at)
+    ordered = sorted(started.items(), key=lambda item: (item[1], item[0]))
+    [row] = client.query(_sql("instance_start_outliers"), parameters={
+        **params, "floor": float(floor_ms), "minutes": minutes,
+        "instances": [i for i, _ in ordered], "starts": [t for _, t in ordered]})
+    starts = [[i, t.replace(tzinfo=timezone.utc).isoformat()] for i, t in ordered]
     share = row["after"] / row["outliers"] if row["outliers"] else None
     return {"starts": starts, "share": share if starts else (0.0 if row["outliers"] else None)}

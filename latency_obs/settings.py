@@ -104,6 +104,9 @@ CLICKHOUSE_RETENTION_DAYS = env_int("CLICKHOUSE_RETENTION_DAYS", 30, minimum=1, 
 # Reads (pages, API, alerts) stop after this long (ClickHouse max_execution_time; 0 = no limit), so one heavy
 # page cannot hold the store for everyone; the spool writer's INSERTs and migrations have no such limit.
 CLICKHOUSE_QUERY_TIMEOUT_SECONDS = env_int("CLICKHOUSE_QUERY_TIMEOUT_SECONDS", 30, minimum=0, maximum=86_400)
+# Independent reads of one diagnosis or page run side by side on this many threads, each with a client of its own
+# (store/concurrent.py); 1 runs them one after the other.
+CLICKHOUSE_READ_THREADS = env_int("CLICKHOUSE_READ_THREADS", 3, minimum=1, maximum=32)
 
 # Ingest: limits and the durable spool (a 2xx means the spans are on disk or in ClickHouse).
 OTLP_GRPC_PORT = env_int("OTLP_GRPC_PORT", 4317, minimum=0, maximum=65535)

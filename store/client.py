@@ -20,6 +20,7 @@ from store.errors import TIMEOUT_EXCEEDED, ClickHouseError  # noqa: F401 (re-exp
 log = logging.getLogger(__name__)
 _clients: dict[str, object] = {}
 _lock = threading.Lock()
+_local = threading.local()  # .role: the client this thread reads with (store/concurrent.py binds its threads')
 HOLDER_FILE = "holder.pid"
 # "Code: 252. DB::Exception: ..." is how both the HTTP interface and chDB report a server-side error.
 _CODE = re.compile(r"Code: (\d+)\b")
@@ -117,6 +118,15 @@ def _cmdline() -> list[str]:
         return []
 
 
+def bind_reader(role: str) -> None:
+    """This thread's reads (query, query_rows) go through the client of `role` from now on."""
+    _local.role = role
+
+
+def reader_role() -> str:
+    return getattr(_local, "role", "default")
+
+
 def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
@@ -126,7 +136,7 @@ def _call(fn, *args, **kwargs):
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
     """Rows as dicts (column name -> value). A read: stopped after CLICKHOUSE_QUERY_TIMEOUT_SECONDS (see query_rows)."""
-    result = _call(get_client().query, sql, parameters=parameters, settings=_read_settings(settings))
+    result = _call(get_client(reader_role()).query, sql, parameters=parameters, settings=_read_settings(settings))
     names = result.column_names
     return [dict(zip(names, row)) for row in result.result_rows]
 
@@ -134,7 +144,8 @@ def query(sql: str, parameters: dict | None = None, settings: dict | None = None
 def query_rows(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[tuple]:
     """Rows as tuples. A read past CLICKHOUSE_QUERY_TIMEOUT_SECONDS raises ClickHouseError(code=TIMEOUT_EXCEEDED),
     so one heavy page cannot hold the store for every other reader; `settings` may set max_execution_time itself."""
-    return _call(get_client().query, sql, parameters=parameters, settings=_read_settings(settings)).result_rows
+    return _call(get_client(reader_role()).query, sql, parameters=parameters,
+                 settings=_read_settings(settings)).result_rows
 
 
 def _read_settings(extra: dict | None) -> dict:

@@ -34,3 +34,23 @@ class Ticks:
     def __call__(self) -> float:
         self.now += 1
         return self.now
+
+
+_versions = [BASE.replace(tzinfo=None)]
+
+
+def publish_buckets(project_id):
+    """For tests that write request_buckets rows themselves: rewrite the project's rows as one new version of each
+    hour and record it, as materialize() leaves them (reads keep each hour's latest version: analysis/sql/_current.sql;
+    FINAL keeps one row per attempt, the latest copy, as a materialization would)."""
+    from datetime import datetime
+
+    from store import client
+
+    # a version newer than every earlier one, even within one millisecond
+    _versions.append(max(datetime.now(timezone.utc).replace(tzinfo=None), _versions[-1] + timedelta(milliseconds=1)))
+    params = {"p": project_id, "v": _versions[-1]}
+    client.command("INSERT INTO request_buckets SELECT * REPLACE ({v:DateTime64(3, 'UTC')} AS computed_at) "
+                   "FROM request_buckets FINAL WHERE project_id = {p:UInt32}", parameters=params)
+    client.command("INSERT INTO materialized_hours SELECT DISTINCT project_id, toStartOfHour(queued_at), "
+                   "{v:DateTime64(3, 'UTC')} FROM request_buckets WHERE project_id = {p:UInt32}", parameters=params)

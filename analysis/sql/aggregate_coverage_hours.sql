@@ -4,7 +4,7 @@ INSERT INTO coverage_hours
 SELECT project_id, service, toStartOfHour(queued_at) AS hour, route, form,
     {{coverage_columns}},
     {computed_at:DateTime64(3, 'UTC')}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}}
   AND {{window}}
 GROUP BY project_id, service, hour, route, form

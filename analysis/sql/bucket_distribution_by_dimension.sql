@@ -4,8 +4,8 @@ SELECT
     {{dimension_value}} AS value,
     count() AS requests,
     {{bucket_stats}}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY value
 ORDER BY requests DESC, value

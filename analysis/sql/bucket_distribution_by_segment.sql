@@ -5,8 +5,8 @@ SELECT
     if(input_tokens IS NULL, -1, toInt32(arrayCount(e -> assumeNotNull(input_tokens) >= e, {edges:Array(UInt32)}))) AS segment,
     count() AS requests,
     {{bucket_stats}}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY segment
 ORDER BY segment

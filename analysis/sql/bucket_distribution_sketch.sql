@@ -10,6 +10,6 @@ FROM
       AND ({route:String} = '' OR route = {route:String})
     UNION ALL
     SELECT {{minute_states}}
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}} AND {{filters}}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}} AND {{filters}}
 ) AS s

@@ -4,8 +4,8 @@
 WITH top_values AS (
     -- the {limit} busiest values
     SELECT {{dimension_value}} AS value
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
       AND {{window}} AND {{filters}}
     GROUP BY value
     ORDER BY count() DESC, value
@@ -17,8 +17,8 @@ SELECT
     uniqExact({{dimension_value}}) AS folded,
     count() AS requests,
     {{bucket_stats}}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY is_top, value
 ORDER BY is_top DESC, requests DESC, value

@@ -9,8 +9,8 @@ WITH per_route AS
       AND ({route:String} = '' OR route = {route:String})
     UNION ALL
     SELECT route, {{minute_states}}
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}} AND {{filters}}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}} AND {{filters}}
     GROUP BY route
 ),
 top_values AS (

@@ -6,8 +6,8 @@ SELECT
     count() AS requests,
     quantileExactInclusive({quantile:Float64})({{bucket_value}}) AS value,
     count({{bucket_value}}) AS n
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND ({route:String} = '' OR route = {route:String})
 GROUP BY grp
 ORDER BY requests DESC, grp

@@ -13,8 +13,8 @@ SELECT
     stddevSampIf(t_first_token_ms, status != 'error') AS t_first_token_stddev,
     quantileExactInclusiveIf(0.95)(ttft_ms, status != 'error') AS ttft_p95,
     stddevSampIf(ttft_ms, status != 'error') AS ttft_stddev
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY minute
 ORDER BY minute

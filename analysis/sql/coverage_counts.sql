@@ -31,8 +31,8 @@ FROM
     UNION ALL
     SELECT form,
     {{coverage_columns}}
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}} AND {{filters}}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}} AND {{filters}}
     GROUP BY form
 ) AS s
 GROUP BY form

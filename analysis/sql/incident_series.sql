@@ -13,8 +13,8 @@ SELECT
     quantilesExactInclusive(0.5, 0.95)(t_retry_ms) AS t_retry_q, count(t_retry_ms) AS t_retry_count,
     quantilesExactInclusive(0.5, 0.95)(ttft_ms) AS ttft_q, count(ttft_ms) AS ttft_count,
     quantilesExactInclusive(0.5, 0.95)(total_ms) AS total_q, count(total_ms) AS total_count
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY minute
 ORDER BY minute

@@ -18,8 +18,8 @@ FROM
       AND ({route:String} = '' OR route = {route:String})
     UNION ALL
     SELECT toStartOfMinute(queued_at) AS minute, {{minute_states}}
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}} AND {{filters}}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}} AND {{filters}}
     GROUP BY minute
 )
 GROUP BY minute

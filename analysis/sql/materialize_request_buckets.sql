@@ -35,7 +35,7 @@ SELECT
     if(o.post_stage_ms IS NULL AND p.post_stage_ms IS NULL, NULL, coalesce(o.post_stage_ms, 0) + coalesce(p.post_stage_ms, 0)),
     a.t_retry_ms IS NOT NULL,
     a.run_attempt_count,
-    now64(3)
+    {computed_at:DateTime64(3, 'UTC')}
 FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
 -- the attempt's own stage spans
 LEFT JOIN stage_sums AS o ON o.s_trace_id = a.trace_id AND o.s_parent_span_id = a.span_id

@@ -7,8 +7,8 @@ FROM
 (
     -- each attempt once per tenant of interest (a handful), then kept where it is someone else's
     SELECT tenant AS attempt_tenant, t_queue_ms, arrayJoin({tenants:Array(String)}) AS tenant_of_interest
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
       AND {{window}}
 )
 WHERE attempt_tenant != tenant_of_interest

@@ -8,8 +8,8 @@ SELECT
     quantilesExactInclusiveIf(0.5, 0.95, 0.99)(total_ms, status != 'error') AS total_q,
     countIf(ttft_ms IS NOT NULL AND status != 'error') AS ttft_count,
     countIf(total_ms IS NOT NULL AND status != 'error') AS total_count
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
 GROUP BY bucket_ms
 ORDER BY bucket_ms

@@ -17,8 +17,8 @@ FROM
     FROM
     (
         SELECT intDiv(toUnixTimestamp64Milli(queued_at), {width_ms:UInt64}) * {width_ms:UInt64} AS bucket_ms, {{minute_states}}
-        FROM request_buckets FINAL
-        WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}} AND {{filters}}
+        FROM request_buckets
+        WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}} AND {{filters}}
         GROUP BY bucket_ms
     )
 )

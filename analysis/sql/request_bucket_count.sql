@@ -1,5 +1,5 @@
 -- How many request_buckets rows (FINAL: one per attempt) the project has for attempts queued in [start, end).
 SELECT count()
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}}
   AND {{window}}

@@ -24,7 +24,7 @@ SELECT
     quantileExactInclusiveIf(0.5)(coalesce(post_stage_ms, 0) / t_post_ms, t_post_ms > 0) AS post_stage_share,
     countIf(output_tokens > 1 AND t_stream_ms IS NOT NULL) AS decode_n,
     quantilesExactInclusiveIf(0.5, 0.95)(t_stream_ms / (output_tokens - 1), output_tokens > 1) AS ms_per_output_token_q
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}
   AND status != 'error'

@@ -15,6 +15,6 @@ SELECT
     sumIf(coalesce(input_tokens, 0), status = 'error') AS wasted_input_tokens,
     sumIf(coalesce(output_tokens, 0), status = 'error') AS wasted_output_tokens,
     sumMapIf([toString(retry_cause)], [toUInt64(1)], status = 'error') AS causes
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}

@@ -21,9 +21,9 @@ SELECT
     max({{bucket_value}}) AS bucket_ms,
     multiIf({sort:String} = 'total', run_total_ms, {sort:String} = 'ttft', run_ttft_ms,
             {sort:String} = 'recent', toFloat64(toUnixTimestamp64Milli(max(queued_at))), bucket_ms) AS sort_value
-FROM request_buckets FINAL
-PREWHERE run_id IN {run_ids:Array(String)}  -- before FINAL's merge: every version of a row has its run id
-WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+FROM request_buckets
+PREWHERE run_id IN {run_ids:Array(String)}  -- read first: a handful of runs among the window's attempts
+WHERE project_id = {project_id:UInt32} AND {{current}} AND ({service:String} = '' OR service = {service:String})
   AND {{window}} AND {{filters}}
 GROUP BY service, run_id
 HAVING countIf(is_final_attempt) > 0

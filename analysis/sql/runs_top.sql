@@ -6,8 +6,8 @@
 -- TRICKY: a non-final attempt does not know its run's final status, so with a bucket sort it passes the
 -- status filter here; runs_search applies it (ask for more candidates then).
 SELECT service, run_id
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND ({service:String} = '' OR service = {service:String})
   AND {{window}} AND {{filters}}
   AND (is_final_attempt OR {sort:String} NOT IN ('total', 'ttft', 'recent'))
   AND ({status:String} = '' OR NOT is_final_attempt OR (status = 'error') = ({status:String} = 'error'))

@@ -16,11 +16,11 @@ WITH per_value AS (
         sumIf(coalesce(measured, 0), in_incident) AS incident_sum,
         countIf(NOT in_incident AND measured IS NOT NULL) AS baseline_known,
         sumIf(coalesce(measured, 0), NOT in_incident) AS baseline_sum
-    FROM request_buckets FINAL
+    FROM request_buckets
     ARRAY JOIN [('route', route), ('tenant', tenant), ('instance', instance), ('model', toString(model)),
                 ('segment', toString(if(input_tokens IS NULL, -1,
                     toInt32(arrayCount(e -> assumeNotNull(input_tokens) >= e, {edges:Array(UInt32)})))))] AS dv
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{filters}}
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{filters}}
       AND (({{window}})
            OR (start_at >= {baseline_start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
                AND start_at < {baseline_end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR

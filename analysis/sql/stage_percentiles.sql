@@ -21,8 +21,8 @@ SELECT
 FROM
 (
     SELECT *, if(tool_ms IS NULL AND post_stage_ms IS NULL, NULL, coalesce(tool_ms, 0) + coalesce(post_stage_ms, 0)) AS tools_post
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
       AND {{window}}
       AND ({route:String} = '' OR route = {route:String})
 )

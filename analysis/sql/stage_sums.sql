@@ -20,6 +20,6 @@ SELECT
     sumIf(coalesce(t_first_token_ms, 0), connection_reused = true) AS reused_first_token_sum,
     sumIf(t_stream_ms, output_tokens > 1 AND t_stream_ms IS NOT NULL) AS decode_stream_sum,
     sumIf(output_tokens - 1, output_tokens > 1 AND t_stream_ms IS NOT NULL) AS decode_tokens_sum
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND {{filters}}

@@ -4,8 +4,8 @@ SELECT
     tenant,
     count() AS requests,
     {{tail_stats}}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND ({route:String} = '' OR route = {route:String})
 GROUP BY tenant
 ORDER BY requests DESC, tenant

@@ -7,8 +7,8 @@
 WITH kept AS (
     -- the kept tenants: those asked for, outlier candidates, then most attempts
     SELECT tenant
-    FROM request_buckets FINAL
-    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
       AND {{window}} AND ({route:String} = '' OR route = {route:String})
     GROUP BY tenant
     ORDER BY has({keep:Array(String)}, tenant) DESC,
@@ -24,8 +24,8 @@ SELECT
     uniqExact(tenant) AS folded,
     count() AS requests,
     {{tail_stats}}
-FROM request_buckets FINAL
-WHERE project_id = {project_id:UInt32} AND service = {service:String}
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
   AND {{window}} AND ({route:String} = '' OR route = {route:String})
 GROUP BY is_top, tenant_or_others
 ORDER BY is_top DESC, requests DESC, tenant_or_others

@@ -20,8 +20,8 @@ WITH tenants AS
           AND ({route:String} = '' OR route = {route:String})
         UNION ALL
         SELECT tenant, {{tail_states}}
-        FROM request_buckets FINAL
-        WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}}
+        FROM request_buckets
+        WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}}
           AND ({route:String} = '' OR route = {route:String})
         GROUP BY tenant
     )

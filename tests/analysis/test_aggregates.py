@@ -10,6 +10,7 @@ from analysis.models import JobWatermark, UnaggregatedHour
 from store import client
 from tests import factories as f
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
+from tests.helpers import publish_buckets
 
 WINDOWS = [(H0, H0 + timedelta(hours=4)), (H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)),
            (H0 + timedelta(minutes=5), H0 + timedelta(minutes=55)),
@@ -24,6 +25,7 @@ def pid(clickhouse, alpha):
         clickhouse.command(RANDOM_ATTEMPTS.replace("'svc'", f"'{service}'").replace("'ok'", "['ok', 'error'][1 + (number % 9 = 0)]")
                            .replace("'', '', '', hex(number)", "['/a', '/b', ''][1 + number % 3], '', '', hex(number)"),
                            parameters={"pid": pid, "seed": seed, "n": 900, "h0": H0})
+    publish_buckets(pid)
     aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
     return pid
 
@@ -56,6 +58,7 @@ def test_coverage_counts_equal_every_attempt(pid, start, end, route):
 def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
     pid = alpha[0].id
     clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 3, "n": 900, "h0": H0})
+    publish_buckets(pid)
     aggregates.refresh(pid, H0 + timedelta(hours=3), H0 + timedelta(hours=4))  # hour 3
     aggregates.refresh(pid, H0, H0 + timedelta(hours=1))  # hour 0: hour 1 never was, nor hour 2
     start, end = H0 - timedelta(minutes=30), H0 + timedelta(hours=4, minutes=30)
@@ -116,11 +119,13 @@ def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_
     pid = alpha[0].id
     insert = RANDOM_ATTEMPTS.replace("sipHash64(number, {seed:UInt64}) % 14400000", "{offset:UInt64} + number")
     clickhouse.command(insert, parameters={"pid": pid, "seed": 1, "n": 1, "h0": H0, "offset": 4_000_000})
+    publish_buckets(pid)
     aggregates.refresh(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2))  # hour 1, nothing in it yet
     assert aggregates.refresh(pid, H0, H0 + timedelta(hours=1)) == 2  # hour 0 and, aggregated, hour 1
     assert aggregates.refresh(pid, H0 + timedelta(hours=3), H0 + timedelta(hours=4)) == 1  # hour 4 never was
     late = insert.replace("hex(number), hex(sipHash64(number))", "'late', 'late'")
     clickhouse.command(late, parameters={"pid": pid, "seed": 2, "n": 1, "h0": H0, "offset": 3_590_000})
+    publish_buckets(pid)
     hour1 = (H0 + timedelta(hours=1), H0 + timedelta(hours=2))
     before = queries.scheduler_sweep(pid, "svc", *hour1, 3_600_000)["instances"]
     aggregates.refresh(pid, H0, H0 + timedelta(hours=1))

@@ -7,6 +7,7 @@ from analysis import buckets
 from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import detect
 from analysis.thresholds import DEFAULT as TH
+from tests.helpers import publish_buckets
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 MINUTE = timedelta(minutes=1)
@@ -106,6 +107,7 @@ def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_
     client.command(ROWS_SQL, parameters={
         "p": project_id, "service": service, "tag": f"{tag}{start:%H%M}", "start": start.replace(tzinfo=None),
         "per_minute": per_minute, "first_token_ms": first_token_ms, "n": minutes * per_minute})
+    publish_buckets(project_id)
 
 
 def test_the_series_counts_logical_attempts_and_leaves_unmeasured_buckets_unknown(clickhouse, alpha):

@@ -13,6 +13,7 @@ import pytest
 from analysis import aggregates, queries
 from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
+from tests.helpers import publish_buckets
 
 H0 = datetime(2026, 3, 2, 8)
 SVC = "svc"
@@ -41,6 +42,7 @@ def traffic(clickhouse, alpha):
     def go(seed, n=1500):
         pid = alpha[0].id
         clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": seed, "n": n, "h0": H0})
+        publish_buckets(pid)
         aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
         return pid
     return go
