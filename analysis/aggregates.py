@@ -1,11 +1,12 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Six tables are recomputed, per project and whole hour, whenever attempts are materialized (materialize.py):
+Seven tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
-windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and coverage_hours
-(measurement coverage per service, route, hour and span form). Each recomputation is a new version
+windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour), share_hours (the per-request
+shares' sketches per service, route and hour) and coverage_hours (measurement coverage per service, route, hour and
+span form). Each recomputation is a new version
 of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
 
 An hour is aggregated once it has settled, SETTLE after its end (after_materialize): before that it is still
@@ -36,7 +37,7 @@ SETTLE = timedelta(minutes=10)
 CHUNK_HOURS = 6
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours")
+              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours", "aggregate_share_hours")
 
 
 def floor_hour(moment: datetime) -> datetime:

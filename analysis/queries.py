@@ -141,7 +141,8 @@ def request_shares(project_id, service, start, end, route="", tenant="") -> dict
     network_n / network_share, retrieval_n / retrieval_q [p50, p95] ms, tool_n / tool_q, post_stage_n /
     post_stage_share, decode_n / ms_per_output_token_q [p50, p95]. Empty aggregates come back None.
     """
-    [row] = client.query(_sql("request_shares"), parameters=_params(project_id, service, start, end, route, tenant))
+    name, params = _sketched("request_shares", project_id, service, start, end, route, tenant)
+    [row] = client.query(_sql(name), parameters=params)
     return {k: (int(v) if k.endswith("_n") or k == "shared" else [finite(x) for x in v] if isinstance(v, list)
                 else finite(v)) for k, v in row.items()}
 

@@ -89,7 +89,8 @@ RETAINED = {"spans": "start_at", "request_buckets": "start_at", "otel_metrics_ga
             "otel_metrics_exponential_histogram": "TimeUnix", "scheduler_minutes": "hour", "request_hours": "hour",
             "aggregated_hours": "hour", "bucket_minutes": "hour",
             "coverage_hours": "hour", "bucket_hours": "hour",
-            "tenant_hours": "hour", "materialized_hours": "hour"}
+            "tenant_hours": "hour", "materialized_hours": "hour",
+            "share_hours": "hour"}
 
 
 def apply_retention(days: int) -> None:

@@ -135,3 +135,27 @@ def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_
                                       "bucket_ms": 3_600_000, "limit": queries.UINT32_MAX})
     assert sum(r["in_flight_ms"] for r in after) > sum(r["in_flight_ms"] for r in before)
     assert sum(r["in_flight_ms"] for r in after) == pytest.approx(sum(r["in_flight_ms_sum"] for r in theirs if r["is_instance_row"]))
+
+
+def test_the_upgrade_fills_the_shares_of_hours_aggregated_before_them(clickhouse, alpha, monkeypatch):
+    """Store migration 0022 writes share_hours for hours aggregated before share_hours existed, at their version."""
+    from pathlib import Path
+    pid = alpha[0].id
+    clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 4, "n": 900, "h0": H0})
+    total = "(100 + cityHash64(span_id) % 5000)"  # an UPDATE's expressions read the values before it
+    clickhouse.command(f"ALTER TABLE request_buckets UPDATE total_ms = {total}, "
+                       f"t_queue_ms = {total} * (cityHash64(span_id, 1) % 100) / 200, "
+                       f"t_first_token_ms = {total} * (cityHash64(span_id, 2) % 100 + 1) / 300 "
+                       "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+    publish_buckets(pid)
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
+    assert queries._sketched("request_shares", pid, "svc", start, end, "", "")[0] == "request_shares_sketch"
+    refreshed = queries.request_shares(pid, "svc", start, end)
+    assert refreshed["shared"] == refreshed["first_token_n"] > 600 and 0 < refreshed["t_queue_share"] < 0.5
+    client.command("TRUNCATE TABLE share_hours")
+    assert queries.request_shares(pid, "svc", start, end)["shared"] < refreshed["shared"] / 2  # the core's are gone
+    client.command((Path(__file__).parents[2] / "store/migrations/0022_fill_share_hours.sql").read_text())
+    assert queries.request_shares(pid, "svc", start, end) == refreshed

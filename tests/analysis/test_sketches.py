@@ -79,7 +79,11 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
         "SELECT toStartOfMinute(queued_at) AS m, quantilesExactInclusive(0.9, 0.99)(ttft_ms) FROM request_buckets FINAL "
         "WHERE project_id = {p:UInt32} GROUP BY m ORDER BY m", parameters={"p": project.id})
     bracket = {m: q for m, q in brackets}
-    for point in ours:
+    # a minute the traffic only began or ended in holds a handful of values, whose neighbouring ranks lie further
+    # apart than p90 and p99 do: the promise is for minutes of a few hundred values
+    full = [point for point in ours if point["ttft"]["count"] >= 100]
+    assert len(full) >= len(ours) - 2
+    for point in full:
         low, high = bracket[utc_naive(point["at"])]
         assert low * 0.998 <= point["ttft"]["p95"] <= high * 1.002, point["at"]
     series = queries.overview_series(project.id, sent.service, start, end, 600_000)
@@ -161,3 +165,27 @@ def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
     assert chosen() == "bucket_distribution"
     [theirs] = exact("bucket_distribution", project, sent, start, end)
     assert queries.bucket_distribution(project.id, sent.service, start, end)["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
+
+
+@pytest.mark.parametrize("preset,seed", [("queue_backlog", 16), ("retry_amplification", 18)])
+def test_sketched_request_shares_keep_counts_and_stay_within_one_percent(preset, seed, clickhouse, alpha):
+    import math
+    project, key = alpha
+    sent = send_simulated(project, key, base=preset, duration="20m", seed=seed)
+    start, end = long_window(project, sent)
+    assert queries._sketched("request_shares", project.id, sent.service, start, end, "", "")[0] == "request_shares_sketch"
+    ours = queries.request_shares(project.id, sent.service, start, end)
+    [theirs] = exact("request_shares", project, sent, start, end)
+    assert set(ours) == set(theirs)
+    compared = 0
+    for name, want in theirs.items():
+        if name.endswith("_n") or name == "shared":
+            assert ours[name] == want, name
+            continue
+        for got, value in zip(ours[name] if isinstance(want, list) else [ours[name]], want if isinstance(want, list) else [want]):
+            if value is None or not math.isfinite(value):
+                assert got is None, name
+                continue
+            assert got == pytest.approx(value, rel=TOLERANCE, abs=1e-4), name
+            compared += 1
+    assert ours["shared"] > MIN_COUNT and compared >= 8
