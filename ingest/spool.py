@@ -317,9 +317,11 @@ class Spool:
         return self._project_bytes.get(project_id, 0)
 
     def refresh_backlog(self) -> int:
-        """Re-read what waits in the spool (other processes append to it too); returns the segment count."""
-        count, by_project = self.backlog_by_project()
+        """Re-read what waits in the spool (other processes append to it too); returns the segment count.
+        TRICKY: read under the append lock: an append between reading the sizes and keeping them would be lost
+        from the project's bytes, and its next requests let past its share."""
         with self._lock:
+            count, by_project = self.backlog_by_project()
             self._backlog_bytes = sum(by_project.values())
             self._project_bytes = by_project
         return count
