@@ -262,7 +262,10 @@ class Spool:
         """The next group to insert: a batch left by a dead writer first, else new segments up to max_bytes."""
         listed: set[str] = set()
         for manifest in sorted(self.directory.glob("*" + BATCH_SUFFIX)):
-            names = manifest.read_text().split()
+            try:
+                names = manifest.read_text().split()
+            except FileNotFoundError:  # another writer's batch landed and was cleaned up since the listing
+                continue
             listed.update(names)
             paths = [self.directory / name for name in names]
             present = sum(p.exists() for p in paths)

@@ -80,3 +80,17 @@ def test_a_batch_that_landed_but_was_half_cleaned_up_is_not_replayed(alpha, clic
     assert again.claim_batch(1 << 20) is None  # the leftover is deleted, not inserted a second time
     assert not list(tmp_path.iterdir())
     assert _count(clickhouse, project.id, final=False) == 3
+
+
+def test_a_batch_another_writer_cleaned_up_while_listed_is_passed_over(alpha, tmp_path, monkeypatch):
+    """Two writer threads: one lists the manifests, the other removes its landed batch before the first reads it."""
+    import pathlib
+    project, _ = alpha
+    spool = _spool(tmp_path, project.id, [f.request(f.attempt())])
+    ghost = tmp_path / "00000000000000000000-1-000001-p1-gone.batch"
+    real_glob = pathlib.Path.glob
+    monkeypatch.setattr(pathlib.Path, "glob", lambda self, pattern: (
+        [ghost, *real_glob(self, pattern)] if pattern.endswith(".batch") else real_glob(self, pattern)))
+    batch = spool.claim_batch(max_bytes=1 << 20)  # not FileNotFoundError: the fresh segment is claimed
+    assert batch is not None and len(batch.segments) == 1 and not ghost.exists()
+    batch.release()
