@@ -20,6 +20,9 @@ from the aggregates, and the edges before and after it, read from request_bucket
 an aggregated whole hour is read from request_buckets alone. The two parts add up exactly: the
 sweep is cut at hours (and its minutes at minute edges) in both, and counts are per hour.
 """
+from collections.abc import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -35,6 +38,8 @@ HOUR = timedelta(hours=1)
 # its end; aggregating it this long after keeps one aggregation per hour in the common case
 SETTLE = timedelta(minutes=10)
 CHUNK_HOURS = 6
+# answers kept within one shared_reads() block (None outside one)
+_shared: ContextVar[dict | None] = ContextVar("aggregate_reads", default=None)
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
               "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours", "aggregate_share_hours")
@@ -133,12 +138,38 @@ def whole(start: datetime, end: datetime) -> Split:
     return Split(start, end, end, end)
 
 
+@contextmanager
+def shared_reads():
+    """Within the block (and the store/concurrent.py threads it starts), the same window's split() and the reads
+    passed to remembered() are asked of the store once: one diagnosis asks its window's core five times and the
+    core's attempt count three, and its reads must all see one core even if a refresh lands meanwhile."""
+    token = _shared.set({})
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def remembered(key: tuple, read: Callable[[], object]):
+    """read()'s answer, kept under `key` for the rest of the enclosing shared_reads() block (none: read each time)."""
+    memo = _shared.get()
+    if memo is None:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
+
+
 def split(project_id: int, start: datetime, end: datetime) -> Split:
     """The window's longest run of aggregated whole hours as its core (the earliest of equal runs), else no core.
     The hours missing are the ones not settled yet, at the end, and hours without a span of the project."""
     start, end = utc_naive(start), utc_naive(end)
     if ceil_hour(start) >= floor_hour(end):
         return whole(start, end)
+    return remembered(("split", project_id, start, end), lambda: _longest_run(project_id, start, end))
+
+
+def _longest_run(project_id: int, start: datetime, end: datetime) -> Split:
     rows = client.query_rows(_sql("aggregated_hours"),
                              parameters={"project_id": project_id, "start": ceil_hour(start), "end": floor_hour(end)})
     best, run = None, None  # (first hour, hour after the last) of the longest run and of the current one

@@ -2,6 +2,7 @@
 from dataclasses import replace
 from datetime import datetime
 
+from analysis.aggregates import shared_reads
 from analysis.coverage import coverage
 from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
@@ -22,13 +23,14 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
     if not service:
         raise AnalysisError("missing_parameter", "'service' is required")
     check_window(start, end)
-    evidence = collect(project_id, service, start, end, route=route, tenant=tenant)
-    if not evidence.requests:
-        raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+    with shared_reads():  # the evidence's reads and the coverage's ask the window's core once
+        evidence = collect(project_id, service, start, end, route=route, tenant=tenant)
+        if not evidence.requests:
+            raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+        covered = coverage(project_id, service, start, end, route=route, tenant=tenant)
     evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
                                                                        evidence.successful_runs_per_hour))
-    return {**diagnose(evidence, configured()), "evidence": evidence.to_json(),
-            "coverage": coverage(project_id, service, start, end, route=route, tenant=tenant)}
+    return {**diagnose(evidence, configured()), "evidence": evidence.to_json(), "coverage": covered}
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

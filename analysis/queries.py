@@ -67,7 +67,9 @@ def _sketched(name: str, project_id, service, start, end, route, tenant, sketcha
     cut = aggregates.split(project_id, start, end)
     if cut.core_start == cut.core_end:
         return name, params
-    [(counted, sketched)] = client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params})
+    [(counted, sketched)] = aggregates.remembered(
+        ("core_attempts", project_id, service, route, cut.core_start, cut.core_end),
+        lambda: client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params}))
     if (counted or 0) < SKETCH_MIN_ATTEMPTS or sketched != counted:
         return name, params
     return f"{name}_sketch", {**params, **cut.params}
@@ -346,7 +348,7 @@ def _mean(total, count) -> float | None:
 def incident_series(project_id, service, start, end, route="", tenant="", exact=False) -> list[dict]:
     """[{"at" (aware UTC minute), "attempts", "errors", bucket: {"p50", "p95", "count"} per analysis.buckets.ALL}]
     per minute of queued_at in [start, end) that has attempts, oldest first. A bucket with no known value in a
-    minute has count 0 and None quantiles (not measured, never 0). Rows are read FINAL: counts are logical. Windows
+    minute has count 0 and None quantiles (not measured, never 0). Each hour's current rows: counts are logical. Windows
     past SKETCH_AFTER read the sketches unless `exact` (incident detection: its thresholds
     judge single minutes, whose few values a sketch's rank can miss by more)."""
     name, params = _sketched("incident_series", project_id, service, start, end, route, tenant, sketchable=not exact)
@@ -378,7 +380,7 @@ def instance_starts(project_id, service, start, end, floor_ms, minutes: int, pro
     if floor_ms is None:
         return {"starts": [], "share": None}
     params = _params(project_id, service, start, end)
-    # an instance starts at its first attempt when that is in the window and a minute or more after the service's
+    # an instance starts at its first attempt when that is in the window and a minute or more after the service's first
     firsts = {i: utc_naive(t) for i, t in client.query_rows(_sql("instance_firsts"), parameters=params)}
     began = min(firsts.values(), default=None)
     started = {i: t for i, t in firsts.items() if t >= params["start"] and t >= began + timedelta(minutes=1)}

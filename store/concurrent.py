@@ -5,6 +5,7 @@ most cost their fixed part (parse, plan, a small scan) more than their scan: run
 run side by side they overlap on the machine's cores (embedded chDB) or on the server (production). The threads
 only read ClickHouse: callers keep Django's database on their own thread.
 """
+import contextvars
 import itertools
 import os
 import threading
@@ -16,7 +17,8 @@ from django.conf import settings
 from store import client
 
 _lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (the pid it was made in, the pool): a forked child makes its own
+# ((the pid it was made in, its size), the pool): a forked child makes its own
+_pool: tuple[tuple[int, int], ThreadPoolExecutor] | None = None
 _roles = itertools.count()
 
 
@@ -26,15 +28,19 @@ def gather(*calls: Callable[[], object]) -> list:
     The first call that raised raises here, after all have ended."""
     if len(calls) < 2 or settings.CLICKHOUSE_READ_THREADS < 2 or client.reader_role().startswith("read-"):
         return [call() for call in calls]
-    futures = [_executor().submit(call) for call in calls]
+    # each call in a copy of the caller's context: what the caller set (analysis.aggregates.shared_reads) holds there
+    futures = [_executor().submit(contextvars.copy_context().run, call) for call in calls]
     wait(futures)  # a caller that catches the error must not leave reads running behind it
     return [future.result() for future in futures]
 
 
 def _executor() -> ThreadPoolExecutor:
     global _pool
+    size = settings.CLICKHOUSE_READ_THREADS
     with _lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(settings.CLICKHOUSE_READ_THREADS, thread_name_prefix="store-read",
-                                                     initializer=lambda: client.bind_reader(f"read-{next(_roles)}")))
+        if _pool is None or _pool[0] != (os.getpid(), size):
+            if _pool is not None and _pool[0][0] == os.getpid():
+                _pool[1].shutdown(wait=False)  # the setting changed (tests): its threads end once idle
+            _pool = ((os.getpid(), size), ThreadPoolExecutor(size, thread_name_prefix="store-read",
+                                                              initializer=lambda: client.bind_reader(f"read-{next(_roles)}")))
         return _pool[1]

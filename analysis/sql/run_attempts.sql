@@ -7,9 +7,9 @@ SELECT
     toUnixTimestamp64Nano(admitted_at) AS admitted_ns, toUnixTimestamp64Nano(first_token_at) AS first_token_ns,
     toUnixTimestamp64Nano(last_token_at) AS last_token_ns, toUnixTimestamp64Nano(released_at) AS released_ns,
     t_queue_ms, t_conn_ms, t_first_token_ms, t_stream_ms, t_post_ms, t_retry_ms, ttft_ms, total_ms
-FROM request_buckets FINAL
-PREWHERE run_id = {run_id:String}  -- before FINAL's merge: every version of a row has its run id
-WHERE project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+FROM request_buckets
+PREWHERE run_id = {run_id:String}  -- read first: one run among the project's attempts
+WHERE project_id = {project_id:UInt32} AND {{current}} AND ({service:String} = '' OR service = {service:String})
   AND start_at >= {start:DateTime64(9, 'UTC')} AND start_at < {end:DateTime64(9, 'UTC')}
 ORDER BY start_at, attempt, service
 LIMIT 1000

@@ -159,3 +159,20 @@ def test_the_upgrade_fills_the_shares_of_hours_aggregated_before_them(clickhouse
     assert queries.request_shares(pid, "svc", start, end)["shared"] < refreshed["shared"] / 2  # the core's are gone
     client.command((Path(__file__).parents[2] / "store/migrations/0022_fill_share_hours.sql").read_text())
     assert queries.request_shares(pid, "svc", start, end) == refreshed
+
+
+def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
+    """Within shared_reads() (run_diagnosis), split() reads aggregated_hours once per window, in the reader threads of
+    store/concurrent.py too; outside it, every call reads."""
+    from store.concurrent import gather
+    settings.CLICKHOUSE_READ_THREADS = 2
+    asked, real = [], client.query_rows
+    monkeypatch.setattr(client, "query_rows", lambda sql, **kw: (asked.append(sql), real(sql, **kw))[1])
+    window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
+    core = aggregates.split(pid, *window)
+    assert aggregates.split(pid, *window) == core and len(asked) == 2
+    asked.clear()
+    with aggregates.shared_reads():
+        assert aggregates.split(pid, *window) == core
+        assert gather(lambda: aggregates.split(pid, *window), lambda: aggregates.split(pid, *window)) == [core, core]
+    assert len(asked) == 1 and "aggregated_hours" in asked[0]
