@@ -1,11 +1,12 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Seven tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
+Eight tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
 windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour), share_hours (the per-request
-shares' sketches per service, route and hour) and coverage_hours (measurement coverage per service, route, hour and
+shares' sketches per service, route and hour), segment_hours (bucket_hours per prompt-length segment, cut at the
+ANALYSIS_SEGMENT_EDGES of the refresh) and coverage_hours (measurement coverage per service, route, hour and
 span form). Each recomputation is a new version
 of the hour's rows, recorded last in aggregated_hours, and reads keep only the recorded version (_core_version.sql).
 
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from django.conf import settings
+
 from analysis.models import UnaggregatedHour
 from analysis.windows import utc_naive
 from store import client
@@ -42,7 +45,8 @@ CHUNK_HOURS = 6
 _shared: ContextVar[dict | None] = ContextVar("aggregate_reads", default=None)
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours", "aggregate_share_hours")
+              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_coverage_hours", "aggregate_share_hours",
+              "aggregate_segment_hours")
 
 
 def floor_hour(moment: datetime) -> datetime:
@@ -106,7 +110,7 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
         hi += HOUR
     # one version for every row and mark of this refresh (ClickHouse's now64 would differ per statement)
     computed_at = datetime.now(timezone.utc).replace(tzinfo=None)
-    base = {"project_id": project_id, "computed_at": computed_at}
+    base = {"project_id": project_id, "computed_at": computed_at, "edges": list(settings.ANALYSIS_SEGMENT_EDGES)}
     # a backfill's days go a few hours at a time: each hour is computed on its own, so chunks change nothing but
     # the memory a statement needs
     for chunk in range(0, int((hi - lo) / HOUR), CHUNK_HOURS):

@@ -8,6 +8,8 @@ import math
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from django.conf import settings
+
 from analysis import aggregates, buckets
 from analysis.evidence_types import OTHERS
 from analysis.stats import finite
@@ -57,20 +59,23 @@ def _counted(project_id, start, end, tenant) -> aggregates.Split:
     return aggregates.whole(start, end) if tenant else aggregates.split(project_id, start, end)
 
 
-def _sketched(name: str, project_id, service, start, end, route, tenant, sketchable=True, **more) -> tuple[str, dict]:
+def _sketched(name: str, project_id, service, start, end, route, tenant, sketchable=True, cover="sketched",
+              **more) -> tuple[str, dict]:
     """The query `name` and its parameters, or its _sketch variant over the window's aggregated core and edges
     when `sketchable` (the caller's own conditions) and the window is at least SKETCH_AFTER long, has a core of at
-    least SKETCH_MIN_ATTEMPTS and no tenant filter. Reads nothing when the answer is `name` before it has to."""
+    least SKETCH_MIN_ATTEMPTS and no tenant filter, and the sketches the variant reads (`cover`: a column of
+    core_attempts.sql) hold every attempt of that core. Reads nothing when the answer is `name` before it has to."""
     params = _params(project_id, service, start, end, route, tenant, **more)
     if not sketchable or tenant or end - start < SKETCH_AFTER:
         return name, params
     cut = aggregates.split(project_id, start, end)
     if cut.core_start == cut.core_end:
         return name, params
-    [(counted, sketched)] = aggregates.remembered(
+    [row] = aggregates.remembered(
         ("core_attempts", project_id, service, route, cut.core_start, cut.core_end),
-        lambda: client.query_rows(_sql("core_attempts"), parameters={**params, **cut.params}))
-    if (counted or 0) < SKETCH_MIN_ATTEMPTS or sketched != counted:
+        lambda: client.query(_sql("core_attempts"), parameters={
+            **params, **cut.params, "edges": list(settings.ANALYSIS_SEGMENT_EDGES)}))
+    if (row["counted"] or 0) < SKETCH_MIN_ATTEMPTS or row[cover] != row["counted"]:
         return name, params
     return f"{name}_sketch", {**params, **cut.params}
 
@@ -130,8 +135,11 @@ def bucket_distribution_by_segment(project_id, service, start, end, edges=(1000,
     `edges`, ascending), in segment order; attempts without input_tokens are the "unknown" segment.
     Segments without attempts are absent."""
     labels = segment_labels(list(edges))
-    rows = client.query(_sql("bucket_distribution_by_segment"),
-                        parameters=_params(project_id, service, start, end, route, tenant, edges=list(edges)))
+    # segment_hours is cut at the configured edges only
+    name, params = _sketched("bucket_distribution_by_segment", project_id, service, start, end, route, tenant,
+                             sketchable=list(edges) == list(settings.ANALYSIS_SEGMENT_EDGES), cover="segmented",
+                             edges=list(edges))
+    rows = client.query(_sql(name), parameters=params)
     return [{"segment": labels[r["segment"]] if r["segment"] >= 0 else "unknown", "requests": int(r["requests"]),
              "buckets": _buckets(r)} for r in rows]
 

@@ -1,7 +1,7 @@
 -- Scheduler state of each instance of one service (docs/span-convention.md, "Scheduler state over time")
 -- over the window [start, end): the scheduler_pieces view's sweep of the attempts queued or in flight during the
--- window's edges, with the stored minutes and hours of its aggregated core [core_start, core_end) (analysis/
--- aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
+-- window's edges (one call: the view leaves out the hours of its aggregated core [core_start, core_end)), with the
+-- core's stored minutes and hours (analysis/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
 -- (epoch-aligned; whole minutes when the window has a core). Route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). Two groupings:
 -- * per instance and bucket (tenant = ''): cap (the llm.scheduler.cap of the latest attempt queued so far, so a
@@ -67,15 +67,13 @@ FROM
                     FROM scheduler_minutes
                     WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
                     UNION ALL
-                    SELECT {{scheduler_piece_columns}}
+                    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms,
+                           in_flight_ms, covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
+                           if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
                     FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
-                                          start = {start:DateTime64(9, 'UTC')}, end = {core_start:DateTime64(9, 'UTC')},
-                                          bucket_ms = {bucket_ms:UInt32})
-                    UNION ALL
-                    SELECT {{scheduler_piece_columns}}
-                    FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
-                                          start = {core_end:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')},
-                                          bucket_ms = {bucket_ms:UInt32})
+                                          start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')},
+                                          core_start = {core_start:DateTime64(9, 'UTC')},
+                                          core_end = {core_end:DateTime64(9, 'UTC')}, bucket_ms = {bucket_ms:UInt32})
                 )
                 GROUP BY is_instance_row, instance, bucket_start_ms, tenant
             )

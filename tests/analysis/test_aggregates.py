@@ -161,6 +161,34 @@ def test_the_upgrade_fills_the_shares_of_hours_aggregated_before_them(clickhouse
     assert queries.request_shares(pid, "svc", start, end) == refreshed
 
 
+def test_the_upgrade_fills_the_segments_of_hours_aggregated_before_them(clickhouse, alpha, monkeypatch, settings):
+    """Store migration 0026 writes segment_hours (at the default edges) for hours aggregated before segment_hours
+    existed, at their version; the sketched segments then read them as they read a refresh's."""
+    from pathlib import Path
+    pid = alpha[0].id
+    clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 5, "n": 900, "h0": H0})
+    clickhouse.command("ALTER TABLE request_buckets UPDATE input_tokens = 100 + cityHash64(span_id) % 20000, "
+                       "total_ms = 100 + cityHash64(span_id, 1) % 5000 "
+                       "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+    publish_buckets(pid)
+    settings.ANALYSIS_SEGMENT_EDGES = (1000, 4000, 16000)  # the edges the migration fills
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
+    edges = [1000, 4000, 16000]
+    refreshed = queries.bucket_distribution_by_segment(pid, "svc", start, end, edges)
+    assert [r["segment"] for r in refreshed] == ["<1k", "1-4k", "4-16k", ">16k"]
+    assert sum(r["requests"] for r in refreshed) > 600
+    client.command("TRUNCATE TABLE segment_hours")
+    assert queries._sketched("bucket_distribution_by_segment", pid, "svc", start, end, "", "", cover="segmented",
+                             edges=edges)[0] == "bucket_distribution_by_segment"  # not covered: read exactly
+    client.command((Path(__file__).parents[2] / "store/migrations/0026_fill_segment_hours.sql").read_text())
+    assert queries._sketched("bucket_distribution_by_segment", pid, "svc", start, end, "", "", cover="segmented",
+                             edges=edges)[0] == "bucket_distribution_by_segment_sketch"
+    assert queries.bucket_distribution_by_segment(pid, "svc", start, end, edges) == refreshed
+
+
 def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
     """Within shared_reads() (run_diagnosis), split() reads aggregated_hours once per window, in the reader threads of
     store/concurrent.py too; outside it, every call reads."""

@@ -189,3 +189,55 @@ def test_sketched_request_shares_keep_counts_and_stay_within_one_percent(preset,
             assert got == pytest.approx(value, rel=TOLERANCE, abs=1e-4), name
             compared += 1
     assert ours["shared"] > MIN_COUNT and compared >= 8
+
+
+@pytest.mark.parametrize("preset,seed", [("queue_backlog", 21), ("noisy_tenant", 22)])
+def test_sketched_segments_keep_counts_and_stay_within_one_percent(preset, seed, clickhouse, alpha, settings):
+    project, key = alpha
+    sent = send_simulated(project, key, base=preset, duration="30m", seed=seed)
+    start, end = long_window(project, sent)
+    edges = list(settings.ANALYSIS_SEGMENT_EDGES)
+    assert queries._sketched("bucket_distribution_by_segment", project.id, sent.service, start, end, "", "",
+                             cover="segmented", edges=edges)[0] == "bucket_distribution_by_segment_sketch"
+    ours = queries.bucket_distribution_by_segment(project.id, sent.service, start, end, edges)
+    theirs = exact("bucket_distribution_by_segment", project, sent, start, end, edges=edges)
+    labels = queries.segment_labels(edges)
+    assert [r["segment"] for r in ours] == [labels[t["segment"]] if t["segment"] >= 0 else "unknown" for t in theirs]
+    assert len(ours) >= 2
+    compared = 0
+    for got, want in zip(ours, theirs):
+        assert got["requests"] == want["requests"]
+        for name in buckets.ALL:
+            count = int(want[f"{name}_count"])
+            assert got["buckets"][name]["count"] == count
+            if count:
+                assert got["buckets"][name]["mean"] == pytest.approx(want[f"{name}_mean"], rel=1e-9)
+            if count >= MIN_COUNT:
+                for level, value in zip(("p50", "p95"), want[f"{name}_q"]):
+                    assert got["buckets"][name][level] == pytest.approx(value, rel=TOLERANCE, abs=0.5), (name, level)
+                    compared += 1
+    assert compared >= 4
+
+
+def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, settings):
+    """segment_hours holds the segments of the edges configured when an hour was aggregated: other edges, asked for
+    or configured since, read every attempt."""
+    project, key = alpha
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=23)
+    start, end = long_window(project, sent)
+    configured = list(settings.ANALYSIS_SEGMENT_EDGES)
+
+    def chosen(edges):
+        return queries._sketched("bucket_distribution_by_segment", project.id, sent.service, start, end, "", "",
+                                 sketchable=edges == list(settings.ANALYSIS_SEGMENT_EDGES), cover="segmented",
+                                 edges=edges)[0]
+    assert chosen(configured) == "bucket_distribution_by_segment_sketch"
+    assert chosen([500, 2000]) == "bucket_distribution_by_segment"
+    settings.ANALYSIS_SEGMENT_EDGES = (500, 2000)  # changed after the hours were aggregated
+    assert chosen([500, 2000]) == "bucket_distribution_by_segment"
+    ours = queries.bucket_distribution_by_segment(project.id, sent.service, start, end, [500, 2000])
+    theirs = exact("bucket_distribution_by_segment", project, sent, start, end, edges=[500, 2000])
+    assert [r["buckets"]["ttft"]["p95"] for r in ours] == [t["ttft_q"][1] for t in theirs]
+    aggregates.refresh(project.id, start, end)  # aggregated again at the new edges
+    assert chosen([500, 2000]) == "bucket_distribution_by_segment_sketch"
+    assert chosen(configured) == "bucket_distribution_by_segment"
