@@ -1,5 +1,5 @@
--- tenant_tails_top.sql for a long window: one pass over the window's aggregated core (tenant_hours) and its edges
--- sketched from request_buckets (analysis/aggregates.py). Tenants are kept as there (asked for, then outliers by
+-- tenant_tails_top.sql for a long window: one pass over the window's aggregated core (tenant_service_hours, or
+-- tenant_hours for a route) and its edges sketched from request_buckets (analysis/aggregates.py). Tenants are kept as there (asked for, then outliers by
 -- their sketched p95, then the busiest); the others' row merges their sketches. Quantiles within the sketch's 0.2 %
 -- of a value near the rank, counts exact.
 WITH tenants AS
@@ -14,10 +14,16 @@ WITH tenants AS
            quantilesDDMergeState(0.002, 0.5, 0.95, 0.99)(t_queue_dd) AS t_queue_state
     FROM
     (
+        -- the core: over all routes, or the route asked for
+        SELECT tenant, attempts, total_dd, total_count, ttft_dd, ttft_count, t_queue_dd, t_queue_count
+        FROM tenant_service_hours
+        WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
+          AND {route:String} = ''
+        UNION ALL
         SELECT tenant, attempts, total_dd, total_count, ttft_dd, ttft_count, t_queue_dd, t_queue_count
         FROM tenant_hours
         WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
-          AND ({route:String} = '' OR route = {route:String})
+          AND {route:String} != '' AND route = {route:String}
         UNION ALL
         SELECT tenant, {{tail_states}}
         FROM request_buckets

@@ -189,6 +189,32 @@ def test_the_upgrade_fills_the_segments_of_hours_aggregated_before_them(clickhou
     assert queries.bucket_distribution_by_segment(pid, "svc", start, end, edges) == refreshed
 
 
+def test_the_upgrade_fills_the_tenants_over_routes_of_hours_aggregated_before_them(clickhouse, alpha, monkeypatch):
+    """Store migration 0028 writes tenant_service_hours from the current tenant_hours rows of hours aggregated
+    before it existed; the sketched tenant tails then read them as they read a refresh's."""
+    from pathlib import Path
+    pid = alpha[0].id
+    clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 6, "n": 900, "h0": H0})
+    clickhouse.command("ALTER TABLE request_buckets UPDATE total_ms = 100 + cityHash64(span_id, 1) % 5000, "
+                       "t_queue_ms = cityHash64(span_id, 2) % 700 "
+                       "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+    publish_buckets(pid)
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    aggregates.refresh(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2))  # a second version of one hour
+    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
+    assert queries._sketched("tenant_tails_top", pid, "svc", start, end, "", "")[0] == "tenant_tails_top_sketch"
+    refreshed = queries.tenant_tails_top(pid, "svc", start, end, 5)
+    total = sum(r["requests"] for r in refreshed)
+    assert total > 600
+    client.command("TRUNCATE TABLE tenant_service_hours")
+    # the core's (2 h 00 of the window's 3 h 40) are gone
+    assert sum(r["requests"] for r in queries.tenant_tails_top(pid, "svc", start, end, 5)) < total * 0.6
+    client.command((Path(__file__).parents[2] / "store/migrations/0028_fill_tenant_service_hours.sql").read_text())
+    assert queries.tenant_tails_top(pid, "svc", start, end, 5) == refreshed
+
+
 def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
     """Within shared_reads() (run_diagnosis), split() reads aggregated_hours once per window, in the reader threads of
     store/concurrent.py too; outside it, every call reads."""

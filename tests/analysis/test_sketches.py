@@ -120,14 +120,20 @@ def test_incident_detection_reads_exact_series(clickhouse, alpha):
     assert [p["ttft"]["p95"] for p in ours] == [r["ttft_q"][1] if r["ttft_count"] else None for r in theirs]
 
 
-def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(clickhouse, alpha):
+@pytest.mark.parametrize("by_route", [False, True])
+def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(by_route, clickhouse, alpha):
+    """Without a route the core is read from tenant_service_hours (over routes), with one from tenant_hours."""
+    from store import client
     project, key = alpha
-    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=15)
+    # a route holds part of the traffic: longer, for as many values
+    sent = send_simulated(project, key, base="noisy_tenant", duration="45m" if by_route else "20m", seed=15)
     start, end = long_window(project, sent)
+    route = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32}",
+                              parameters={"p": project.id})[0][0] if by_route else ""
     args = dict(limit=1, keep=["tenant-x"], min_count=20, ttft_p95_ms=None, total_p95_ms=None)
-    ours = queries.tenant_tails_top(project.id, sent.service, start, end, **args)
+    ours = queries.tenant_tails_top(project.id, sent.service, start, end, route=route, **args)
     theirs = exact("tenant_tails_top", project, sent, start, end, limit=1, keep=["tenant-x"], min_count=20,
-                   ttft_p95_ms=float("inf"), total_p95_ms=float("inf"))
+                   ttft_p95_ms=float("inf"), total_p95_ms=float("inf"), route=route)
     assert [(r["tenant"] if r["others"] is None else None, r["requests"], r["others"]) for r in ours] == [
         (r["tenant_or_others"] if r["is_top"] else None, r["requests"], None if r["is_top"] else r["folded"])
         for r in theirs]
@@ -241,3 +247,20 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
     aggregates.refresh(project.id, start, end)  # aggregated again at the new edges
     assert chosen([500, 2000]) == "bucket_distribution_by_segment_sketch"
     assert chosen(configured) == "bucket_distribution_by_segment"
+
+
+def test_sketched_neighbours_queue_keeps_counts_and_stays_within_one_percent(clickhouse, alpha):
+    """others_t_queue of a long window merges the other tenants' t_queue sketches (tenant_service_hours)."""
+    project, key = alpha
+    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=24)
+    start, end = long_window(project, sent)
+    tenants = [r["tenant"] for r in queries.tenant_tails(project.id, sent.service, start, end)][:3] + ["nobody"]
+    assert queries._sketched("others_t_queue", project.id, sent.service, start, end, "", "",
+                             tenants=tenants)[0] == "others_t_queue_sketch"
+    ours = queries.others_t_queue(project.id, sent.service, start, end, tenants)
+    theirs = {r["tenant"]: r for r in exact("others_t_queue", project, sent, start, end, tenants=tenants)}
+    assert list(ours) == tenants and len(theirs) == 4
+    for tenant in tenants:
+        assert theirs[tenant]["others_count"] > MIN_COUNT
+        assert ours[tenant] == pytest.approx(theirs[tenant]["others_t_queue_p95"], rel=TOLERANCE, abs=0.5), tenant
+    assert ours["nobody"] != ours[tenants[0]] or theirs["nobody"]["others_t_queue_p95"] == theirs[tenants[0]]["others_t_queue_p95"]
