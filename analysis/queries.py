@@ -235,7 +235,8 @@ def retry_summary(project_id, service, start, end, route="", tenant="") -> dict:
     """{"runs", "known_runs", "successful_runs", "runs_with_retries", "extra_attempts", "attempts", "failed_attempts",
     "wasted_input_tokens", "wasted_output_tokens", "causes": {cause: failed attempts}}; runs_with_retries and
     extra_attempts are over known_runs (runs whose spans say which attempts belong together)."""
-    [row] = client.query(_sql("retry_summary"), parameters=_params(project_id, service, start, end, route, tenant))
+    [row] = client.query(_sql("retry_summary"), parameters={
+        **_params(project_id, service, start, end, route, tenant), **_counted(project_id, start, end, tenant).params})
     keys, counts = row.pop("causes")
     return {**{k: int(v) for k, v in row.items()}, "causes": dict(zip(keys, map(int, counts)))}
 

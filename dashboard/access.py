@@ -11,7 +11,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from dashboard import filters as filters_
-from analysis import coverage as coverage_, freshness, lookups
+from analysis import aggregates, coverage as coverage_, freshness, lookups
 from analysis.freshness import Freshness
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 from projects import membership
@@ -100,14 +100,15 @@ def page(view=None, *, needs_service: bool = True):
 def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
     fresh = freshness.refresh(project.pk, f.start, f.end)  # before any read: the picker's counts too
-    requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
-    choices, missed = _service_choices(project, f, requested, q)
-    service = requested or next(iter(choices.values), {}).get("value", "")
-    current = Page(request, project, list(visible_projects(request.user)), choices, replace(f, service=service),
-                   service_q=q, service_missed=missed, fresh=fresh)
-    if needs_service and not current.busiest:
-        return empty_state(current)
-    return view(request, current, *args, **kwargs)
+    with aggregates.shared_reads():  # a page's reads ask its window's core (and the core's counts) once
+        requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
+        choices, missed = _service_choices(project, f, requested, q)
+        service = requested or next(iter(choices.values), {}).get("value", "")
+        current = Page(request, project, list(visible_projects(request.user)), choices, replace(f, service=service),
+                       service_q=q, service_missed=missed, fresh=fresh)
+        if needs_service and not current.busiest:
+            return empty_state(current)
+        return view(request, current, *args, **kwargs)
 
 
 def _service_choices(project: Project, f, requested: str, q: str) -> tuple[lookups.Choices, bool]:

@@ -34,6 +34,9 @@ CREATE TABLE request_buckets (`project_id` UInt32, `service` LowCardinality(Stri
 -- request_hours
 CREATE TABLE request_hours (`project_id` UInt32, `service` LowCardinality(String), `route` String, `hour` DateTime('UTC'), `requests` UInt64, `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMM(hour) ORDER BY (project_id, hour, service, route) SETTINGS index_granularity = 8192;
 
+-- retry_hours
+CREATE TABLE retry_hours (`project_id` UInt32, `service` LowCardinality(String), `hour` DateTime('UTC'), `route` String, `runs` UInt64, `known_runs` UInt64, `successful_runs` UInt64, `runs_with_retries` UInt64, `extra_attempts` Int64, `attempts` UInt64, `failed_attempts` UInt64, `wasted_input_tokens` UInt64, `wasted_output_tokens` UInt64, `causes` Tuple(Array(String), Array(UInt64)), `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMM(hour) ORDER BY (project_id, service, hour, route) SETTINGS index_granularity = 8192;
+
 -- scheduler_minutes
 CREATE TABLE scheduler_minutes (`project_id` UInt32, `service` LowCardinality(String), `hour` DateTime('UTC'), `is_instance_row` Bool, `instance` String, `tenant` String, `minute` DateTime('UTC'), `cap` Nullable(UInt32), `cap_at` Int64, `backlog_ms` Float64, `gap_ms` Float64, `queue_ms` Float64, `in_flight_ms` Float64, `covered_ms` Float64, `queue_max` Int64, `in_flight_max` Int64, `in_flight_backlog_ms` Float64, `attempts` UInt64, `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMMDD(hour) ORDER BY (project_id, service, hour, is_instance_row, instance, tenant, minute) SETTINGS index_granularity = 8192;
 

@@ -55,6 +55,44 @@ def test_coverage_counts_equal_every_attempt(pid, start, end, route):
     assert ours[0]["attempts"] > 50 and ours[0]["successes"] < ours[0]["attempts"]
 
 
+@pytest.fixture
+def retried(pid, clickhouse):
+    """pid's traffic with retries: runs of 1-3 attempts (t_retry known for two thirds), causes and tokens."""
+    clickhouse.command(
+        "ALTER TABLE request_buckets UPDATE run_attempt_count = 1 + cityHash64(span_id, 1) % 3, "
+        "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
+        "t_retry_ms = if(cityHash64(span_id, 3) % 3 = 0, NULL, toFloat64(cityHash64(span_id, 4) % 900)), "
+        "retry_cause = ['timeout', 'http_429', ''][1 + cityHash64(span_id, 5) % 3], "
+        "input_tokens = toUInt32(cityHash64(span_id, 6) % 4000), "
+        "output_tokens = if(cityHash64(span_id, 7) % 5 = 0, NULL, toUInt32(cityHash64(span_id, 8) % 300)) "
+        "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    return pid
+
+
+@pytest.mark.parametrize("start,end", WINDOWS)
+@pytest.mark.parametrize("route,tenant", [("", ""), ("/a", ""), ("", "t3")])
+def test_retry_counts_equal_every_attempt(retried, start, end, route, tenant):
+    ours = queries.retry_summary(retried, "svc", start, end, route=route, tenant=tenant)
+    [theirs] = client.query(queries._sql("retry_summary"), parameters={
+        **queries._params(retried, "svc", start, end, route, tenant), **aggregates.whole(start, end).params})
+    keys, counts = theirs.pop("causes")
+    assert ours == {**{k: int(v) for k, v in theirs.items()}, "causes": dict(zip(keys, map(int, counts)))}
+    assert ours["runs"] > ours["known_runs"] > ours["runs_with_retries"] > 0 and ours["extra_attempts"] > 0
+    assert ours["causes"] and set(ours["causes"]) <= {"timeout", "http_429", ""} and ours["wasted_input_tokens"] > 0
+
+
+def test_the_upgrade_fills_the_retries_of_hours_aggregated_before_them(retried):
+    """Store migration 0030 writes retry_hours for hours aggregated before retry_hours existed, at their version."""
+    from pathlib import Path
+    window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
+    refreshed = queries.retry_summary(retried, "svc", *window)
+    client.command("TRUNCATE TABLE retry_hours")
+    assert queries.retry_summary(retried, "svc", *window)["attempts"] < refreshed["attempts"] * 0.6  # the core's are gone
+    client.command((Path(__file__).parents[2] / "store/migrations/0030_fill_retry_hours.sql").read_text())
+    assert queries.retry_summary(retried, "svc", *window) == refreshed
+
+
 def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
     pid = alpha[0].id
     clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 3, "n": 900, "h0": H0})
@@ -229,4 +267,6 @@ def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
     with aggregates.shared_reads():
         assert aggregates.split(pid, *window) == core
         assert gather(lambda: aggregates.split(pid, *window), lambda: aggregates.split(pid, *window)) == [core, core]
+        with aggregates.shared_reads():  # a diagnosis inside a page's block shares the page's answers
+            assert aggregates.split(pid, *window) == core
     assert len(asked) == 1 and "aggregated_hours" in asked[0]
