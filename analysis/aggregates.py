@@ -23,11 +23,13 @@ an aggregated whole hour is read from request_buckets alone. The two parts add u
 sweep is cut at hours (and its minutes at minute edges) in both, and counts are per hour.
 """
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from threading import Lock
 
 from django.conf import settings
 
@@ -42,12 +44,12 @@ HOUR = timedelta(hours=1)
 # its end; aggregating it this long after keeps one aggregation per hour in the common case
 SETTLE = timedelta(minutes=10)
 CHUNK_HOURS = 6
-# answers kept within one shared_reads() block (None outside one)
-_shared: ContextVar[dict | None] = ContextVar("aggregate_reads", default=None)
+# answers kept within one shared_reads() block (None outside one): key -> Future, and the lock that guards the dict
+_shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", default=None)
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours", "aggregate_coverage_hours", "aggregate_share_hours",
-              "aggregate_segment_hours", "aggregate_retry_hours")
+              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours",
+              "aggregate_coverage_hours", "aggregate_share_hours", "aggregate_segment_hours", "aggregate_retry_hours")
 
 
 def floor_hour(moment: datetime) -> datetime:
@@ -152,7 +154,7 @@ def shared_reads():
     if _shared.get() is not None:
         yield
         return
-    token = _shared.set({})
+    token = _shared.set(({}, Lock()))
     try:
         yield
     finally:
@@ -160,13 +162,23 @@ def shared_reads():
 
 
 def remembered(key: tuple, read: Callable[[], object]):
-    """read()'s answer, kept under `key` for the rest of the enclosing shared_reads() block (none: read each time)."""
-    memo = _shared.get()
-    if memo is None:
+    """read()'s answer, kept under `key` for the rest of the enclosing shared_reads() block (none: read each time).
+    Reader threads asking for the same key at once (a diagnosis's first side-by-side reads all ask for the window's
+    core counts) wait for the first one's read instead of each reading."""
+    shared = _shared.get()
+    if shared is None:
         return read()
-    if key not in memo:
-        memo[key] = read()
-    return memo[key]
+    memo, lock = shared
+    with lock:
+        answer, first = memo.get(key), key not in memo
+        if first:
+            answer = memo[key] = Future()
+    if first:
+        try:
+            answer.set_result(read())
+        except BaseException as exc:
+            answer.set_exception(exc)
+    return answer.result()
 
 
 def split(project_id: int, start: datetime, end: datetime) -> Split:

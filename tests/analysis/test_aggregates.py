@@ -253,6 +253,31 @@ def test_the_upgrade_fills_the_tenants_over_routes_of_hours_aggregated_before_th
     assert queries.tenant_tails_top(pid, "svc", start, end, 5) == refreshed
 
 
+def test_reader_threads_asking_at_once_wait_for_one_read(settings):
+    """remembered() in reader threads started together: one read, every thread gets its answer (or its error)."""
+    import threading
+    import time
+    from store.concurrent import gather
+    settings.CLICKHOUSE_READ_THREADS = 3
+    reads = []
+
+    def slow(answer):
+        def read():
+            reads.append(threading.get_ident())
+            time.sleep(0.2)  # the others ask while this read is under way
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        return read
+    with aggregates.shared_reads():
+        assert gather(*[lambda: aggregates.remembered(("k",), slow(42))] * 3) == [42, 42, 42]
+        assert len(reads) == 1
+        with pytest.raises(ValueError, match="store down"):
+            gather(*[lambda: aggregates.remembered(("bad",), slow(ValueError("store down")))] * 3)
+        assert len(reads) == 2
+    assert aggregates.remembered(("k",), lambda: 7) == 7  # outside a block: read each time
+
+
 def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
     """Within shared_reads() (run_diagnosis), split() reads aggregated_hours once per window, in the reader threads of
     store/concurrent.py too; outside it, every call reads."""
