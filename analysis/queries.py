@@ -177,7 +177,9 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
     params = {**_params(project_id, service, start, end, bucket_ms=bucket_ms,
                         limit=UINT32_MAX if limit is None else limit), **cut.params}
     instances, tenants = [], []
-    for r in client.query(_sql("scheduler_sweep"), parameters=params):
+    # a window that is all core (whole aggregated hours) reads its stored minutes alone
+    name = "scheduler_sweep_core" if (cut.core_start, cut.core_end) == (cut.start, cut.end) else "scheduler_sweep"
+    for r in client.query(_sql(name), parameters=params):
         others = int(r["folded"]) if r["is_others"] else None
         if r["is_instance_row"]:
             instances.append({
