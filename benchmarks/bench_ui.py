@@ -26,7 +26,7 @@ from bench_analysis import ATTEMPTS_SQL, DAY, ROOT, STAGES_SQL, timed
 
 TARGET_MS = 500
 AGGREGATES = ("aggregated_hours", "scheduler_minutes", "request_hours", "bucket_minutes", "coverage_hours",
-              "bucket_hours", "tenant_hours", "share_hours")
+              "bucket_hours", "tenant_hours", "tenant_service_hours", "share_hours", "segment_hours", "retry_hours")
 ROUTE = "/v1/chat/completions"  # one of the routes the backfill writes
 
 
