@@ -7,7 +7,9 @@ On a temp data dir (embedded chDB, temp SQLite): backfills the spans as bench_an
 10 services, 80 % attempt spans, 20 % stage spans), materializes request_buckets, merges its parts,
 stores two diagnoses, then requests every page of dashboard.urls in this process through Django's test
 Client (the whole middleware stack, no network) as a member of the project: 2 warm-ups, then N timed
-requests per page, window (1 h and 24 h ending at the latest data) and filter. Target: p95 <= 500 ms
+requests per page, window (1 h and 24 h ending at the latest data, which ends on an hour, and "24h:37", 24 h
+ending 23 minutes earlier as a dashboard's window ends at a minute: its edges are read from attempts, default
+filter only) and filter. Target: p95 <= 500 ms
 per page. Pages over it are marked, and the run still exits 0 (a benchmark, not a test). Where the
 time goes: every ClickHouse call is timed and attributed to its .sql file, Django ORM queries to "orm".
 """
@@ -191,6 +193,9 @@ def cases(f: dict) -> list[tuple]:
     windows = [("1h", timedelta(hours=1)), ("24h", timedelta(hours=24))]
     if f["span"] > timedelta(hours=24):
         windows.append(("7d", timedelta(days=7)))
+    # the data ends on an hour, a dashboard's window at the next minute: its edges are swept from attempts
+    off_hour = ("24h:37", timedelta(hours=24))
+    windows.append(off_hour)
     out = []
     for pattern in urls.urlpatterns:
         if set(pattern.pattern.converters) - {"run_id"}:
@@ -204,9 +209,10 @@ def cases(f: dict) -> list[tuple]:
         for window, length in windows:
             if window == "7d" and pattern.name != "overview":
                 continue
-            for variant, extra in variants:
+            end = f["end"] - timedelta(minutes=23) if window == off_hour[0] else f["end"]
+            for variant, extra in variants[:1] if window == off_hour[0] else variants:
                 out.append((pattern.name, window, variant, path,
-                            {"start": iso(f["end"] - length), "end": iso(f["end"]), **extra}))
+                            {"start": iso(end - length), "end": iso(end), **extra}))
     return out
 
 
