@@ -1,7 +1,7 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
 Ten tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
-scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, store migration 0013's view),
+scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, the scheduler_pieces view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
 windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and tenant_service_hours
