@@ -190,12 +190,12 @@ def cases(f: dict) -> list[tuple]:
     from dashboard import urls
     from analysis.windows import iso
 
-    windows = [("1h", timedelta(hours=1)), ("24h", timedelta(hours=24))]
+    # (label, length, minutes before the data's end it ends, variants): the data ends on an hour, a dashboard's
+    # window at the next minute, so "24h:37" times the pages over edges read from attempts (default filter only)
+    windows = [("1h", timedelta(hours=1), 0, None), ("24h", timedelta(hours=24), 0, None),
+               ("24h:37", timedelta(hours=24), 23, 1)]
     if f["span"] > timedelta(hours=24):
-        windows.append(("7d", timedelta(days=7)))
-    # the data ends on an hour, a dashboard's window at the next minute: its edges are swept from attempts
-    off_hour = ("24h:37", timedelta(hours=24))
-    windows.append(off_hour)
+        windows.append(("7d", timedelta(days=7), 0, None))
     out = []
     for pattern in urls.urlpatterns:
         if set(pattern.pattern.converters) - {"run_id"}:
@@ -206,11 +206,11 @@ def cases(f: dict) -> list[tuple]:
         if pattern.name == "runs":
             variants += [(f"q=<run {f['run_id'][:8]}…>", {"q": f["run_id"]}),
                          (f"tenant={f['tenant']}", {"tenant": f["tenant"]})]
-        for window, length in windows:
+        for window, length, back, kept in windows:
             if window == "7d" and pattern.name != "overview":
                 continue
-            end = f["end"] - timedelta(minutes=23) if window == off_hour[0] else f["end"]
-            for variant, extra in variants[:1] if window == off_hour[0] else variants:
+            end = f["end"] - timedelta(minutes=back)
+            for variant, extra in variants[:kept]:
                 out.append((pattern.name, window, variant, path,
                             {"start": iso(end - length), "end": iso(end), **extra}))
     return out
