@@ -1,9 +1,9 @@
 -- 0024's scheduler_pieces with the state after each event computed as running sums over each instance-hour's
 -- events in a sorted array (groupArray, arraySort, arrayCumSum, arrayFill) instead of window functions: the same
--- rows (checked row for row on a day of bench data, every service, with and without a core), and on 10M spans
--- the aggregate of 6 hours of every service 4.9 -> 1.5 s; one service's hour, read through the view (a window's
--- edges), 223 -> 215 ms: planning is most of a read that small. Put in place in scheduler_sweep.sql instead of a
--- view call, this body planned ~70 ms slower (EXPLAIN: 155 vs 84 ms of QueryAnalysis), so the view stays.
+-- rows (checked row for row on a day of bench data, every service, with and without a core). On 10M spans, through
+-- the view: the aggregate of every service over 6 hours 4.9-5.1 -> 1.7-1.8 s, over one hour 0.77-0.83 -> 0.39-0.42 s;
+-- scheduler_sweep.sql over one service's hour of edges 230-235 -> 209-226 ms, where planning is most of the time
+-- (the same body put in place in scheduler_sweep.sql instead of the view call made that read ~30 ms slower).
 CREATE OR REPLACE VIEW scheduler_pieces AS
 SELECT
     -- grouping sets leave the keys a row is not grouped by empty: instance rows have tenant '', tenant rows instance ''
@@ -29,7 +29,7 @@ FROM
     FROM
     (
         -- each instance-hour's events in order (t, then a fixed tie order), the state after each of them as arrays:
-        -- running sums and fills over a sorted array cost a third of the window functions they replace
+        -- running sums and fills over a sorted array (at a backfill's size a third of the window functions' time)
         SELECT project_id, service, instance, hour, hour_lo, width, e.1 AS t, e.2 AS span_key, e.3 AS kind,
                e.5 AS df, e.7 AS tenant, cap, queue, in_flight, lo0, hi0, b_before
         FROM
@@ -42,61 +42,57 @@ FROM
                    arrayCumSum(arrayMap(x -> x.4, events)) AS queues,
                    arrayCumSum(arrayMap(x -> x.5, events)) AS in_flights,
                    -- the step [t, next t) clipped to the hour's part of the window: time outside counts for nothing
-                   arrayMap(x -> least(greatest(x.1, hour_lo), hour_hi), events) AS lo0s,
-                   arrayMap(x -> least(greatest(x, hour_lo), hour_hi),
-                            arrayPushBack(arrayPopFront(arrayMap(x -> x.1, events)), events[-1].1)) AS hi0s,
+                   arrayMap(x -> x.1, events) AS ts,
+                   arrayMap(x -> least(greatest(x, hour_lo), hour_hi), ts) AS lo0s,
+                   arrayMap(x -> least(greatest(x, hour_lo), hour_hi), arrayPushBack(arrayPopFront(ts), ts[-1])) AS hi0s,
                    arrayMap((q, lo, hi) -> if(q > 0, hi - lo, 0), queues, lo0s, hi0s) AS backlogs,
                    -- B before each event: the instance's backlog time over the hour's earlier steps
                    arrayMap((c, x) -> c - x, arrayCumSum(backlogs), backlogs) AS b_befores
             FROM
             (
-                SELECT project_id, service, instance, tenant, event_cap, span_key, hour, hour_lo, hour_hi, t, dq, df, kind
+                -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent, the
+                -- convention); -1 in_flight at released_at (no earlier than admitted_at); once per hour the
+                -- attempt is queued or in flight in
+                SELECT project_id, service, instance, tenant, cap AS event_cap, cityHash64(span_id) AS span_key,
+                       toDateTime(intDiv(h, 1000000000), 'UTC') AS hour,
+                       greatest(h, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})) AS hour_lo,
+                       least(h + 3600000000000, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS hour_hi,
+                       e.1 AS t, e.2 AS dq, e.3 AS df, e.4 AS kind
                 FROM
                 (
-                    -- +1 queue at queued_at; -1 queue +1 in_flight at admitted_at (queued_at when absent, the
-                    -- convention); -1 in_flight at released_at (no earlier than admitted_at); once per hour the
-                    -- attempt is queued or in flight in
-                    SELECT project_id, service, instance, tenant, cap AS event_cap, cityHash64(span_id) AS span_key,
-                           toDateTime(intDiv(h, 1000000000), 'UTC') AS hour,
-                           greatest(h, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})) AS hour_lo,
-                           least(h + 3600000000000, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')})) AS hour_hi,
-                           e.1 AS t, e.2 AS dq, e.3 AS df, e.4 AS kind
+                    SELECT project_id, service, instance, tenant, cap, span_id, q, r,
+                           arrayJoin([(q, 1, 0, 0), (a, -1, 1, 1), (r, 0, -1, 2)]) AS e,
+                           -- the hours (ns) of the window this attempt is queued or in flight in, but the core's
+                           arrayJoin(arrayFilter(x -> x < toUnixTimestamp64Nano({core_start:DateTime64(9, 'UTC')})
+                                                     OR x >= toUnixTimestamp64Nano({core_end:DateTime64(9, 'UTC')}),
+                               arrayMap(x -> x * 3600000000000, range(
+                               toUInt64(intDiv(greatest(q, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), 3600000000000)),
+                               toUInt64(intDiv(least(r, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')}) - 1), 3600000000000) + 1))))) AS h
                     FROM
                     (
-                        SELECT project_id, service, instance, tenant, cap, span_id, q, r,
-                               arrayJoin([(q, 1, 0, 0), (a, -1, 1, 1), (r, 0, -1, 2)]) AS e,
-                               -- the hours (ns) of the window this attempt is queued or in flight in, but the core's
-                               arrayJoin(arrayFilter(x -> x < toUnixTimestamp64Nano({core_start:DateTime64(9, 'UTC')})
-                                                         OR x >= toUnixTimestamp64Nano({core_end:DateTime64(9, 'UTC')}),
-                                   arrayMap(x -> x * 3600000000000, range(
-                                   toUInt64(intDiv(greatest(q, toUnixTimestamp64Nano({start:DateTime64(9, 'UTC')})), 3600000000000)),
-                                   toUInt64(intDiv(least(r, toUnixTimestamp64Nano({end:DateTime64(9, 'UTC')}) - 1), 3600000000000) + 1))))) AS h
-                        FROM
-                        (
-                            SELECT project_id, service, instance, tenant, cap, span_id,
-                                   toUnixTimestamp64Nano(queued_at) AS q,
-                                   toUnixTimestamp64Nano(coalesce(admitted_at, queued_at)) AS a,
-                                   toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at),
-                                                                  coalesce(admitted_at, queued_at))) AS r
-                            FROM request_buckets
-                            -- an empty window (a read's missing edge) reads nothing
-                            WHERE {start:DateTime64(9, 'UTC')} < {end:DateTime64(9, 'UTC')}
-                              AND project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
-                              AND (toStartOfHour(queued_at), computed_at) IN (
-                                  SELECT hour, max(computed_at) FROM materialized_hours
-                                  WHERE project_id = {project_id:UInt32} GROUP BY hour)
-                              -- every attempt queued or in flight during the window's part before the core or after it
-                              -- (a queue's state at an hour's start comes from attempts queued before it); the start_at
-                              -- bounds (an hour wider) let the read skip the core's parts
-                              AND ((start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-                                    AND start_at < {core_start:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-                                    AND queued_at < {core_start:DateTime64(9, 'UTC')}
-                                    AND coalesce(released_at, admitted_at, queued_at) >= {start:DateTime64(9, 'UTC')})
-                                   OR (start_at >= {core_end:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-                                       AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-                                       AND queued_at < {end:DateTime64(9, 'UTC')}
-                                       AND coalesce(released_at, admitted_at, queued_at) >= {core_end:DateTime64(9, 'UTC')}))
-                        )
+                        SELECT project_id, service, instance, tenant, cap, span_id,
+                               toUnixTimestamp64Nano(queued_at) AS q,
+                               toUnixTimestamp64Nano(coalesce(admitted_at, queued_at)) AS a,
+                               toUnixTimestamp64Nano(greatest(coalesce(released_at, admitted_at, queued_at),
+                                                              coalesce(admitted_at, queued_at))) AS r
+                        FROM request_buckets
+                        -- an empty window (a read's missing edge) reads nothing
+                        WHERE {start:DateTime64(9, 'UTC')} < {end:DateTime64(9, 'UTC')}
+                          AND project_id = {project_id:UInt32} AND ({service:String} = '' OR service = {service:String})
+                          AND (toStartOfHour(queued_at), computed_at) IN (
+                              SELECT hour, max(computed_at) FROM materialized_hours
+                              WHERE project_id = {project_id:UInt32} GROUP BY hour)
+                          -- every attempt queued or in flight during the window's part before the core or after it
+                          -- (a queue's state at an hour's start comes from attempts queued before it); the start_at
+                          -- bounds (an hour wider) let the read skip the core's parts
+                          AND ((start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+                                AND start_at < {core_start:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+                                AND queued_at < {core_start:DateTime64(9, 'UTC')}
+                                AND coalesce(released_at, admitted_at, queued_at) >= {start:DateTime64(9, 'UTC')})
+                               OR (start_at >= {core_end:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+                                   AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+                                   AND queued_at < {end:DateTime64(9, 'UTC')}
+                                   AND coalesce(released_at, admitted_at, queued_at) >= {core_end:DateTime64(9, 'UTC')}))
                     )
                 )
             )
