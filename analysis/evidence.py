@@ -41,13 +41,14 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
     window_ms, top = (end - start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
     width = stats.series_width_ms(window_ms)
-    # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py)
-    dist, shares, by_segment, sweep, minutes, retry, engine = gather(
+    # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py);
+    # the scheduler sweep first: it is the longest of a window not cut at hours, and the second group waits for it
+    sweep, minutes, dist, shares, by_segment, retry, engine = gather(
+        lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top),
+        lambda: queries.churn_windows(*args, **narrow),
         lambda: queries.bucket_distribution(*args, **narrow),
         lambda: queries.request_shares(*args, **narrow),
         lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES, **narrow),
-        lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top),
-        lambda: queries.churn_windows(*args, **narrow),
         lambda: queries.retry_summary(*args, **narrow),
         lambda: engine_series.summary(project_id, service, start, end))
     window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])

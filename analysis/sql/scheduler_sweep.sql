@@ -28,3 +28,4 @@ WITH window_rows AS
                           core_end = {core_end:DateTime64(9, 'UTC')}, bucket_ms = {bucket_ms:UInt32})
 )
 {{scheduler_ranked}}
+{{lean_analysis}}

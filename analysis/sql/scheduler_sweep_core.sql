@@ -6,3 +6,4 @@ WITH window_rows AS
     {{scheduler_core_rows}}
 )
 {{scheduler_ranked}}
+{{lean_analysis}}
