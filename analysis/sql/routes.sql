@@ -1,7 +1,7 @@
 -- The routes of one service with attempts queued in [start, end) whose name contains {q} (any case; '' = every
 -- route), busiest first, at most {limit} rows: the route picker. {selected} comes first wherever it ranks (and
 -- whatever {q}); `matching` counts every route containing {q}, shown or not. Counted as services.sql does
--- (logical: one per span id; the aggregated core from request_hours, the edges from request_buckets).
+-- (logical: one per attempt; the aggregated core from request_hours, the edges from request_buckets).
 SELECT route AS value, sum(n) AS requests,
        {q:String} = '' OR positionCaseInsensitiveUTF8(route, {q:String}) > 0 AS hit,
        sum(toUInt64(hit)) OVER () AS matching
@@ -11,9 +11,9 @@ FROM
     FROM request_hours
     WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
     UNION ALL
-    SELECT route, uniqExact(trace_id, span_id) AS n
+    SELECT route, count() AS n
     FROM request_buckets
-    WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{edges}}
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}}
     GROUP BY route
 )
 WHERE route != ''

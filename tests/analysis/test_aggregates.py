@@ -37,12 +37,33 @@ def test_picker_counts_equal_every_attempt(pid, start, end):
         "project_id": pid, **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in ours.values} == {r["value"]: r["requests"] for r in theirs}
     assert sum(v["requests"] for v in ours.values) > 100
+    # the pickers count what the diagnosis counts: each attempt of each hour's latest materialization once
+    assert {v["value"]: v["requests"] for v in ours.values} == {
+        service: queries.bucket_distribution(pid, service, start, end)["requests"] for service in ("svc", "other")}
     routes = lookups.route_choices(pid, "svc", start, end)
     theirs = client.query(lookups._sql("routes"), parameters={
         "project_id": pid, "service": "svc", **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in routes.values} == {r["value"]: r["requests"] for r in theirs}
     assert {v["value"] for v in routes.values} == {"/a", "/b"}
     assert queries.project_services(pid, start, end) == ["other", "svc"]
+
+
+def test_pickers_count_an_attempt_that_moved_hours_once(pid, clickhouse):
+    """A later materialization moved attempts into the next hour (their queued_at came later, as a late SGLang
+    prefill_waiting child's does): the hour they left still holds them in its earlier version, which no count sees."""
+    clickhouse.command(
+        "INSERT INTO request_buckets SELECT * REPLACE (queued_at + INTERVAL 50 MINUTE AS queued_at, now64(3) AS computed_at) "
+        "FROM (SELECT * FROM request_buckets FINAL WHERE project_id = {p:UInt32} AND service = 'svc' "
+        "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30)", parameters={"p": pid, "h0": H0})
+    publish_buckets(pid)
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    window = (H0, H0 + timedelta(hours=4))
+    [(moved,)] = clickhouse.query_rows(
+        "SELECT count() FROM request_buckets WHERE project_id = {p:UInt32} AND service = 'svc' "
+        "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30", parameters={"p": pid, "h0": H0})
+    assert moved > 10  # the earlier copies, still stored
+    counts = {v["value"]: v["requests"] for v in lookups.service_choices(pid, *window).values}
+    assert counts["svc"] == queries.bucket_distribution(pid, "svc", *window)["requests"] == 900
 
 
 @pytest.mark.parametrize("start,end", WINDOWS)
