@@ -9,8 +9,9 @@ import contextvars
 import itertools
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 
 from django.conf import settings
 
@@ -32,6 +33,26 @@ def gather(*calls: Callable[[], object]) -> list:
     futures = [_executor().submit(contextvars.copy_context().run, call) for call in calls]
     wait(futures)  # a caller that catches the error must not leave reads running behind it
     return [future.result() for future in futures]
+
+
+@contextmanager
+def beside(call: Callable[[], object]) -> Iterator[Future]:
+    """call() run on the read threads while the caller's block runs (its own reads, gather()s included, queue behind
+    it), as a Future whose result() the block takes when it needs it; the block's end waits for it whatever happens
+    in the block, so no read outlives its caller. Run in place when gather() would run its calls one after another."""
+    if settings.CLICKHOUSE_READ_THREADS < 2 or client.reader_role().startswith("read-"):
+        future = Future()
+        try:
+            future.set_result(call())
+        except Exception as exc:  # noqa: BLE001 -- raised where the block takes the result, as on a thread
+            future.set_exception(exc)
+        yield future
+        return
+    future = _executor().submit(contextvars.copy_context().run, call)
+    try:
+        yield future
+    finally:
+        wait([future])
 
 
 def _executor() -> ThreadPoolExecutor:

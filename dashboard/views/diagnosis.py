@@ -13,6 +13,7 @@ from dashboard import incidents as incidents_
 from dashboard.access import empty_state, page
 from dashboard.evidence_links import LINKS, TITLES
 from dashboard.filters import iso, replace
+from store.concurrent import beside
 
 LIVE_CACHE_SECONDS = 60  # a reload or a shared link within a minute does not recompute the evidence
 
@@ -30,7 +31,8 @@ def diagnosis(request, page):
     elif not page.busiest:
         return empty_state(page)
     else:
-        result, error = live(page.project.pk, f, page.fresh.stamp)
+        with beside(lambda: page.routes):  # the route picker is read beside the diagnosis, not after it
+            result, error = live(page.project.pk, f, page.fresh.stamp)
     drawing = flowchart.layout(result["path"] if result else [], result["verdict"] if result else None)
     steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, step["node"])}
              for step in (result or {}).get("path", [])]

@@ -11,7 +11,9 @@ WINDOW = ["--service", "chat", "--start", "2026-01-05T10:00:00Z", "--end", "2026
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls(monkeypatch, clickhouse):
+    """collect() faked; the coverage is read for real, from the migrated, emptied store (not one that another test
+    happened to migrate first)."""
     seen = []
 
     def fake_collect(project_id, service, start, end, route="", tenant=""):

@@ -1,10 +1,11 @@
-"""gather() (store/concurrent.py): reads side by side on clients of their own, results in order, errors raised."""
+"""gather() and beside() (store/concurrent.py): reads side by side on clients of their own, results in order, errors
+raised, none left running behind their caller."""
 import threading
 
 import pytest
 
 from store import client
-from store.concurrent import gather
+from store.concurrent import beside, gather
 from store.errors import ClickHouseError
 
 
@@ -37,3 +38,24 @@ def test_the_first_error_is_raised_after_every_call_ended(clickhouse, settings):
     with pytest.raises(ClickHouseError) as failed:
         gather(lambda: client.query_rows("SELECT no_such_column"), lambda: done.append(_read(5)))
     assert failed.value.reason == "query_failed" and done[0][0] == 10
+
+
+def test_beside_reads_while_the_block_runs_and_the_block_waits_for_it(clickhouse, settings):
+    settings.CLICKHOUSE_READ_THREADS = 2
+    with beside(lambda: _read(4)) as read:
+        mine = _read(1)  # the caller's own read, meanwhile
+        value, thread, role = read.result()
+    assert (value, mine[0]) == (8, 2) and thread != threading.get_ident() and role.startswith("read-")
+    ended = []
+    with pytest.raises(ZeroDivisionError), beside(lambda: ended.append(_read(3))):
+        1 / 0  # the block fails at once: its end still waits for the read
+    assert ended[0][0] == 6
+
+
+def test_beside_runs_in_place_on_one_thread_and_raises_where_the_result_is_taken(clickhouse, settings):
+    settings.CLICKHOUSE_READ_THREADS = 1
+    with beside(lambda: _read(2)) as read:
+        assert read.done() and read.result()[1] == threading.get_ident()
+    with beside(lambda: client.query_rows("SELECT no_such_column")) as failed:
+        with pytest.raises(ClickHouseError):
+            failed.result()
