@@ -193,7 +193,8 @@ def cases(f: dict) -> list[tuple]:
     from analysis.windows import iso
 
     # (label, length, minutes before the data's end it ends, variants): the data ends on an hour, a dashboard's
-    # window at the next minute, so "24h:37" times the pages over edges read from attempts (default filter only)
+    # window at the next minute, so "24h:37" and "1h:37" time the pages over edges read from attempts (default filter
+    # only)
     windows = [("1h", timedelta(hours=1), 0, None), ("24h", timedelta(hours=24), 0, None),
                ("24h:37", timedelta(hours=24), 23, 1), ("1h:37", timedelta(hours=1), 23, 1)]
     if f["span"] > timedelta(hours=24):
