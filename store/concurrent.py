@@ -27,7 +27,7 @@ def gather(*calls: Callable[[], object]) -> list:
     """The calls' results in their order, run side by side on CLICKHOUSE_READ_THREADS threads (one after the
     other when that is 1, or when called from one of those threads: a nested gather must not wait for itself).
     The first call that raised raises here, after all have ended."""
-    if len(calls) < 2 or settings.CLICKHOUSE_READ_THREADS < 2 or client.reader_role().startswith("read-"):
+    if len(calls) < 2 or _in_place():
         return [call() for call in calls]
     # each call in a copy of the caller's context: what the caller set (analysis.aggregates.shared_reads) holds there
     futures = [_executor().submit(contextvars.copy_context().run, call) for call in calls]
@@ -40,7 +40,7 @@ def beside(call: Callable[[], object]) -> Iterator[Future]:
     """call() run on the read threads while the caller's block runs (its own reads, gather()s included, queue behind
     it), as a Future whose result() the block takes when it needs it; the block's end waits for it whatever happens
     in the block, so no read outlives its caller. Run in place when gather() would run its calls one after another."""
-    if settings.CLICKHOUSE_READ_THREADS < 2 or client.reader_role().startswith("read-"):
+    if _in_place():
         future = Future()
         try:
             future.set_result(call())
@@ -53,6 +53,11 @@ def beside(call: Callable[[], object]) -> Iterator[Future]:
         yield future
     finally:
         wait([future])
+
+
+def _in_place() -> bool:
+    """Reads run in the caller's thread: one reader thread, or a caller that is one (it must not wait for itself)."""
+    return settings.CLICKHOUSE_READ_THREADS < 2 or client.reader_role().startswith("read-")
 
 
 def _executor() -> ThreadPoolExecutor:

@@ -51,17 +51,21 @@ def test_picker_counts_equal_every_attempt(pid, start, end):
 def test_pickers_count_an_attempt_that_moved_hours_once(pid, clickhouse):
     """A later materialization moved attempts into the next hour (their queued_at came later, as a late SGLang
     prefill_waiting child's does): the hour they left still holds them in its earlier version, which no count sees."""
-    clickhouse.command(
-        "INSERT INTO request_buckets SELECT * REPLACE (queued_at + INTERVAL 50 MINUTE AS queued_at, now64(3) AS computed_at) "
-        "FROM (SELECT * FROM request_buckets FINAL WHERE project_id = {p:UInt32} AND service = 'svc' "
-        "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30)", parameters={"p": pid, "h0": H0})
-    publish_buckets(pid)
-    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
-    window = (H0, H0 + timedelta(hours=4))
-    [(moved,)] = clickhouse.query_rows(
-        "SELECT count() FROM request_buckets WHERE project_id = {p:UInt32} AND service = 'svc' "
-        "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30", parameters={"p": pid, "h0": H0})
-    assert moved > 10  # the earlier copies, still stored
+    clickhouse.command("SYSTEM STOP MERGES request_buckets")  # a merge would drop the earlier copies this is about
+    try:
+        clickhouse.command(
+            "INSERT INTO request_buckets SELECT * REPLACE (queued_at + INTERVAL 50 MINUTE AS queued_at, now64(3) AS computed_at) "
+            "FROM (SELECT * FROM request_buckets FINAL WHERE project_id = {p:UInt32} AND service = 'svc' "
+            "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30)", parameters={"p": pid, "h0": H0})
+        publish_buckets(pid)
+        aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+        window = (H0, H0 + timedelta(hours=4))
+        [(moved,)] = clickhouse.query_rows(
+            "SELECT count() FROM request_buckets WHERE project_id = {p:UInt32} AND service = 'svc' "
+            "AND toStartOfHour(queued_at) = {h0:DateTime('UTC')} AND toMinute(queued_at) >= 30", parameters={"p": pid, "h0": H0})
+        assert moved > 10  # the earlier copies, still stored
+    finally:
+        clickhouse.command("SYSTEM START MERGES request_buckets")
     counts = {v["value"]: v["requests"] for v in lookups.service_choices(pid, *window).values}
     assert counts["svc"] == queries.bucket_distribution(pid, "svc", *window)["requests"] == 900
 
