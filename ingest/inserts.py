@@ -33,10 +33,16 @@ class Kind:
     statements: Callable[[str], list[tuple[str, str, str]]]  # source -> [(token suffix, INSERT sql, structure)]
     bisect: bool  # refused batches are bisected down to the spans at fault; otherwise quarantined whole
     schema_file: str
+    blocks: bool = False  # written in blocks of INGEST_BLOCK_ROWS rows; otherwise the whole INSERT in one block
 
 
+# TRICKY: spans are written in blocks of ~16k rows (INGEST_BLOCK_ROWS), not one block per batch: sorting and
+# writing a batch's ~80k rows at once held ~380 MiB more (the sorted copy beside the squashed block, and for a
+# wide part two 1 MiB buffers per column stream); in 16k-row blocks into compact parts (store migration 0032)
+# ~170 MiB, at the same CPU (docs/ingest-performance.md). Metric points are small rows: one block per batch.
 TRACES = Kind("traces", ExportTraceServiceRequest,
-              lambda source: [("", mapping.insert_sql(source), mapping.STRUCTURE)], True, "otlp_spool_record.proto")
+              lambda source: [("", mapping.insert_sql(source), mapping.STRUCTURE)], True, "otlp_spool_record.proto",
+              blocks=True)
 METRICS = Kind("metrics", ExportMetricsServiceRequest, metrics_mapping.statements, False,
                "otlp_metrics_spool_record.proto")
 
@@ -72,12 +78,15 @@ def _insert_settings(token: str, kind: Kind) -> dict:
     # TRICKY: an INSERT commits block by block and deduplicates each block by token_0, token_1, ...
     # A replay must cut the very same blocks, so files are read one after another (max_threads=1):
     # parallel reading would order rows differently and a replay could lose or double rows. The chunks
-    # are squashed back into the same blocks as before (up to min_insert_block_size_rows/bytes: 1M rows
-    # or 256 MiB, one block for any batch of INGEST_BATCH_BYTES), so chunking changes no block.
+    # are squashed into blocks of at least INGEST_BLOCK_ROWS rows (or ~1 KiB a row of bytes; otherwise the
+    # defaults of 1M rows or 256 MiB: one block for any batch of INGEST_BATCH_BYTES): the same chunks, so the
+    # same blocks, on a replay.
+    rows = settings.INGEST_BLOCK_ROWS
+    blocks = {"min_insert_block_size_rows": rows, "min_insert_block_size_bytes": rows * 1024} if kind.blocks else {}
     return {
         **_schema_settings(kind), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
         "max_threads": 1, "max_insert_threads": 1,
-        "input_format_max_block_size_bytes": INPUT_CHUNK_BYTES, "input_format_parallel_parsing": 0,
+        "input_format_max_block_size_bytes": INPUT_CHUNK_BYTES, "input_format_parallel_parsing": 0, **blocks,
     }
 
 

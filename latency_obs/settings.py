@@ -121,6 +121,7 @@ INGEST_SPOOL_FSYNC = env_bool("INGEST_SPOOL_FSYNC", True)
 INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
 # Segments inserted by one INSERT, up to this many bytes (~90k spans): the per-INSERT cost is high.
 INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
+INGEST_BLOCK_ROWS = env_int("INGEST_BLOCK_ROWS", 16384, minimum=1)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
 # holds its batch's memory (~400 MiB at 64 MiB) while it runs.

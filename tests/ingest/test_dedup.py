@@ -94,3 +94,39 @@ def test_a_batch_another_writer_cleaned_up_while_listed_is_passed_over(alpha, tm
     batch = spool.claim_batch(max_bytes=1 << 20)  # not FileNotFoundError: the fresh segment is claimed
     assert batch is not None and len(batch.segments) == 1 and not ghost.exists()
     batch.release()
+
+
+def _parts(clickhouse) -> int:
+    return clickhouse.query_rows("SELECT count() FROM system.parts WHERE table = 'spans' AND active")[0][0]
+
+
+def test_a_batch_written_in_several_blocks_is_replayed_block_for_block(alpha, clickhouse, tmp_path, settings):
+    """INGEST_BLOCK_ROWS cuts an INSERT into blocks (each segment file here is one); a writer that died after
+    some or all of them landed replays the batch under the same token, and ClickHouse drops each landed block
+    by its own token (token_0, token_1, ...) because the replay cuts the very same blocks."""
+    project, _ = alpha
+    settings.INGEST_BLOCK_ROWS = 2
+    spool = _spool(tmp_path, project.id, [f.request(*(f.attempt() for _ in range(3))) for _ in range(3)])
+    batch = spool.claim_batch(max_bytes=1 << 20)
+    clickhouse.command("SYSTEM STOP MERGES spans")  # count the parts each INSERT leaves, and every copy
+    try:
+        before = _parts(clickhouse)
+        assert insert_batch(batch) == 3
+        assert _parts(clickhouse) - before == 3  # three blocks: three parts
+        batch.release()
+        again = Spool(tmp_path, segment_spans=1, max_bytes=1 << 20, fsync=False, max_age_s=60).claim_batch(1 << 20)
+        assert again.token == batch.token
+        assert insert_batch(again) == 3
+        again.remove()
+        assert _parts(clickhouse) - before == 3 and _count(clickhouse, project.id, final=False) == 9
+    finally:
+        clickhouse.command("SYSTEM START MERGES spans")
+    settings.INGEST_BLOCK_ROWS = 10_000  # the same batch in one block
+    one = _spool(tmp_path / "one", project.id, [f.request(*(f.attempt() for _ in range(3))) for _ in range(3)])
+    clickhouse.command("SYSTEM STOP MERGES spans")
+    try:
+        before = _parts(clickhouse)
+        assert insert_batch(one.claim_batch(max_bytes=1 << 20)) == 3
+        assert _parts(clickhouse) - before == 1
+    finally:
+        clickhouse.command("SYSTEM START MERGES spans")
