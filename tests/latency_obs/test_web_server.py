@@ -34,7 +34,12 @@ def serve(transactional_db, clickhouse):
     yield start
     for server, thread in started:
         # in the loop's own thread: close every socket, which ends the loop; then stop the workers
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        try:
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        except OSError:
+            # TRICKY: its wake-up pipe was already closed (seen once: EBADF, a descriptor number an earlier
+            # server's loop closed after reuse); closing the map from here ends the loop all the same
+            wasyncore.close_all(server._map)
         thread.join(timeout=10)
         server.task_dispatcher.shutdown()
 
