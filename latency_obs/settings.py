@@ -124,7 +124,7 @@ INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=102
 INGEST_BLOCK_ROWS = env_int("INGEST_BLOCK_ROWS", 16384, minimum=1)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
-# holds its batch's memory (~400 MiB at 64 MiB) while it runs.
+# holds its INSERT's memory (~170 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
 INGEST_WRITER_THREADS = env_int("INGEST_WRITER_THREADS", 2, minimum=1, maximum=16)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 # Fair ingest, per project (overrides in the admin): spans per second (0 = unlimited) with a burst of
