@@ -81,3 +81,14 @@ def test_apply_retention_changes_the_ttl_of_spans(clickhouse):
     finally:
         apply_retention(settings.CLICKHOUSE_RETENTION_DAYS)
     assert f"toIntervalDay({settings.CLICKHOUSE_RETENTION_DAYS})" in _ttl(clickhouse)
+
+
+def test_every_table_of_timed_rows_expires_with_the_retention(clickhouse):
+    """A table added without a RETAINED entry would keep its rows forever (three aggregate tables once did)."""
+    rows = clickhouse.query_rows(
+        "SELECT name, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree'")
+    timed = {name for name, query in rows if any(f"`{column}` DateTime" in query for column in ("hour", "start_at", "TimeUnix"))}
+    assert timed >= {"spans", "request_buckets", "tenant_service_hours", "segment_hours", "retry_hours"}
+    for name, query in rows:
+        if name in timed:
+            assert f"toIntervalDay({settings.CLICKHOUSE_RETENTION_DAYS})" in query, f"{name} has no retention TTL"
