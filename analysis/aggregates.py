@@ -1,14 +1,15 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Ten tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
+Eleven tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, the scheduler_pieces view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
 windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and tenant_service_hours
 (the same over all routes), share_hours (the per-request shares' sketches per service, route and hour),
 segment_hours (bucket_hours per prompt-length segment, cut at the ANALYSIS_SEGMENT_EDGES of the refresh),
-retry_hours (retry counts per service, route and hour) and coverage_hours (measurement coverage per service, route,
-hour and span form). Each recomputation is a new version of the hour's rows, recorded last in aggregated_hours, and
+retry_hours (retry counts per service, route and hour), churn_minutes (connection churn and the exact TTFT p95
+of each minute, per service and per route) and coverage_hours (measurement coverage per service, route, hour and
+span form). Each recomputation is a new version of the hour's rows, recorded last in aggregated_hours, and
 reads keep only the recorded version (_core_version.sql).
 
 An hour is aggregated once it has settled, SETTLE after its end (after_materialize): before that it is still
@@ -49,7 +50,8 @@ _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", de
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
               "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours",
-              "aggregate_coverage_hours", "aggregate_share_hours", "aggregate_segment_hours", "aggregate_retry_hours")
+              "aggregate_coverage_hours", "aggregate_share_hours", "aggregate_segment_hours", "aggregate_retry_hours",
+              "aggregate_churn_minutes")
 
 
 def floor_hour(moment: datetime) -> datetime:

@@ -198,8 +198,10 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
 
 def churn_windows(project_id, service, start, end, route="", tenant="") -> list[dict]:
     """Per minute of queued_at: {"minute", "attempts", "new_connections", "retries", "successes",
-    "t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"} (ms; None when undefined)."""
-    rows = client.query(_sql("churn_windows"), parameters=_params(project_id, service, start, end, route, tenant))
+    "t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"} (ms; None when undefined). Exact: the
+    window's aggregated core reads its minutes from churn_minutes."""
+    rows = client.query(_sql("churn_windows"), parameters={
+        **_params(project_id, service, start, end, route, tenant), **_counted(project_id, start, end, tenant).params})
     for r in rows:
         r["minute"] = r["minute"].replace(tzinfo=timezone.utc)
         for key in ("t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"):

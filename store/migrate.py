@@ -90,7 +90,8 @@ RETAINED = {"spans": "start_at", "request_buckets": "start_at", "otel_metrics_ga
             "aggregated_hours": "hour", "bucket_minutes": "hour",
             "coverage_hours": "hour", "bucket_hours": "hour",
             "tenant_hours": "hour", "materialized_hours": "hour",
-            "share_hours": "hour", "tenant_service_hours": "hour", "segment_hours": "hour", "retry_hours": "hour"}
+            "share_hours": "hour", "tenant_service_hours": "hour", "segment_hours": "hour", "retry_hours": "hour",
+            "churn_minutes": "hour"}
 
 
 def apply_retention(days: int) -> None:

@@ -1,20 +1,20 @@
--- Per 1-minute window of queued_at, over one service's attempts queued in [start, end): attempts,
--- new connections (connection_reused = false) and attempts that say whether they reused one, retries (attempt > 1), successful runs (final attempt
--- not 'error'), and over successful attempts p95 (quantileExactInclusive) and sample stddev of
--- t_first_token_ms and ttft_ms (NaN for fewer than 2 values).
-SELECT
-    toStartOfMinute(queued_at) AS minute,
-    count() AS attempts,
-    countIf(connection_reused = false) AS new_connections,
-    countIf(connection_reused IS NOT NULL) AS connection_known,
-    countIf(attempt > 1) AS retries,
-    countIf(is_final_attempt AND status != 'error') AS successes,
-    quantileExactInclusiveIf(0.95)(t_first_token_ms, status != 'error') AS t_first_token_p95,
-    stddevSampIf(t_first_token_ms, status != 'error') AS t_first_token_stddev,
-    quantileExactInclusiveIf(0.95)(ttft_ms, status != 'error') AS ttft_p95,
-    stddevSampIf(ttft_ms, status != 'error') AS ttft_stddev
-FROM request_buckets
-WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
-  AND {{window}} AND {{filters}}
-GROUP BY minute
+-- Per 1-minute window of queued_at, over one service's attempts queued in [start, end): _churn_columns.sql's
+-- counts, p95 and stddev. The window's aggregated core reads its minutes' rows from churn_minutes (every route's,
+-- or the route asked for), its edges group request_buckets (analysis/aggregates.py): a minute lies inside one hour,
+-- so the rows are the same either way. A tenant filter reads every attempt (core_start = core_end = end).
+SELECT *
+FROM
+(
+    SELECT minute, attempts, new_connections, connection_known, retries, successes, t_first_token_p95,
+           t_first_token_stddev, ttft_p95, ttft_stddev
+    FROM churn_minutes
+    WHERE project_id = {project_id:UInt32} AND service = {service:String}
+      AND by_route = ({route:String} != '') AND route = {route:String} AND {{core_version}}
+    UNION ALL
+    SELECT toStartOfMinute(queued_at) AS minute, {{churn_columns}}
+    FROM request_buckets
+    WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String}
+      AND {{edges}} AND {{filters}}
+    GROUP BY minute
+)
 ORDER BY minute

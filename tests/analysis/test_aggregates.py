@@ -118,6 +118,70 @@ def test_the_upgrade_fills_the_retries_of_hours_aggregated_before_them(retried):
     assert queries.retry_summary(retried, "svc", *window) == refreshed
 
 
+@pytest.fixture
+def churned(pid, clickhouse):
+    """pid's traffic with connection churn, retries, failures and TTFTs (some unknown): churn_windows's inputs."""
+    clickhouse.command(
+        "ALTER TABLE request_buckets UPDATE attempt = 1 + cityHash64(span_id, 1) % 3, "
+        "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
+        "connection_reused = [NULL, true, false][1 + cityHash64(span_id, 3) % 3], "
+        "t_first_token_ms = if(cityHash64(span_id, 4) % 7 = 0, NULL, toFloat64(cityHash64(span_id, 5) % 2000) / 4), "
+        "ttft_ms = if(cityHash64(span_id, 6) % 5 = 0, NULL, toFloat64(cityHash64(span_id, 7) % 5000) / 3) "
+        "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    return pid
+
+
+def _same(a, b) -> bool:
+    """Equal, floats to 1e-9 (the sums behind a stddev may add up in another order)."""
+    return a == b if a is None or b is None or not isinstance(a, float) else a == pytest.approx(b, rel=1e-9)
+
+
+def _every_attempt_churn(pid, start, end, route, tenant):
+    return client.query(queries._sql("churn_windows"), parameters={
+        **queries._params(pid, "svc", start, end, route, tenant), **aggregates.whole(start, end).params})
+
+
+@pytest.mark.parametrize("start,end", WINDOWS)
+@pytest.mark.parametrize("route,tenant", [("", ""), ("/a", ""), ("", "t3")])
+def test_churn_minutes_equal_every_attempt(churned, start, end, route, tenant):
+    ours = queries.churn_windows(churned, "svc", start, end, route=route, tenant=tenant)
+    theirs = _every_attempt_churn(churned, start, end, route, tenant)
+    assert [r["minute"] for r in ours] == [r["minute"].replace(tzinfo=timezone.utc) for r in theirs]
+    for mine, exact in zip(ours, theirs):
+        for key, value in mine.items():
+            if key != "minute":  # NaN (fewer than 2 values) is None in both
+                assert _same(value, queries.finite(exact[key])), (key, value, exact[key])
+    assert sum(r["attempts"] for r in ours) > 20 and sum(r["new_connections"] for r in ours) > 3
+    assert sum(r["retries"] for r in ours) > 3 and any(r["ttft_p95"] for r in ours)
+    assert sum(r["connection_known"] for r in ours) < sum(r["attempts"] for r in ours)
+
+
+def test_churn_reads_the_stored_minutes_of_the_core(churned, clickhouse):
+    """The core's minutes come from churn_minutes: a row changed there shows, a window without a core does not see it."""
+    minute = H0 + timedelta(hours=2, minutes=7)
+    clickhouse.command("ALTER TABLE churn_minutes UPDATE attempts = 123456 WHERE minute = {m:DateTime('UTC')} AND NOT by_route "
+                       "SETTINGS mutations_sync = 1", parameters={"m": minute})
+    rows = queries.churn_windows(churned, "svc", H0, H0 + timedelta(hours=4))
+    assert {r["minute"]: r["attempts"] for r in rows}[minute.replace(tzinfo=timezone.utc)] == 123456
+    routed = queries.churn_windows(churned, "svc", H0, H0 + timedelta(hours=4), route="/a")
+    assert 0 < {r["minute"]: r["attempts"] for r in routed}[minute.replace(tzinfo=timezone.utc)] < 123456
+
+
+def test_the_upgrade_fills_the_churn_of_hours_aggregated_before_it(churned):
+    """Store migration 0040 writes churn_minutes for hours aggregated before churn_minutes existed, at their version."""
+    from pathlib import Path
+    window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
+    refreshed = queries.churn_windows(churned, "svc", *window, route="/b")
+    client.command("TRUNCATE TABLE churn_minutes")
+    assert len(queries.churn_windows(churned, "svc", *window, route="/b")) < len(refreshed) * 0.6  # the core's are gone
+    client.command((Path(__file__).parents[2] / "store/migrations/0040_fill_churn_minutes.sql").read_text())
+    again = queries.churn_windows(churned, "svc", *window, route="/b")
+    assert [r["minute"] for r in again] == [r["minute"] for r in refreshed]
+    for mine, before in zip(again, refreshed):
+        assert all(_same(mine[key], before[key]) for key in mine), (mine, before)
+
+
 def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
     pid = alpha[0].id
     clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 3, "n": 900, "h0": H0})
