@@ -1,7 +1,9 @@
 """Who sees what: every dashboard view runs through `page`, which logs the user in, resolves a project
 they belong to (404 for any other, as for a made-up name) and the service, and builds the filters."""
 import logging
-from dataclasses import dataclass, replace
+from concurrent.futures import Future
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cached_property, wraps
 
@@ -13,6 +15,7 @@ from django.shortcuts import render
 from dashboard import filters as filters_
 from analysis import aggregates, coverage as coverage_, freshness, lookups
 from analysis.freshness import Freshness
+from store.concurrent import beside
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 from projects import membership
 from projects.errors import AccessError
@@ -45,6 +48,8 @@ class Page:
     service_q: str = ""
     service_missed: bool = False  # no service contains service_q: the busiest are listed instead
     fresh: Freshness = Freshness()  # what freshness.refresh() found before the page's reads
+    # the page's own reads (routes, coverage) started beside the view's by read_ahead(): name -> its answer to come
+    ahead: dict[str, Future] = field(default_factory=dict)
 
     @property
     def route_q(self) -> str:
@@ -53,16 +58,22 @@ class Page:
     @cached_property
     def routes(self) -> lookups.Choices:
         """The selected service's route picker (read only by pages that draw it)."""
+        return self.ahead["routes"].result() if "routes" in self.ahead else self._routes()
+
+    @cached_property
+    def coverage(self) -> dict | None:
+        """What the selected service's spans measure in the window (analysis.coverage): the strip every service page
+        shows (templates/dashboard/_coverage.html), read once per page; None without a service."""
+        return self.ahead["coverage"].result() if "coverage" in self.ahead else self._coverage()
+
+    def _routes(self) -> lookups.Choices:
         f = self.filters
         if not f.service:
             return lookups.Choices(values=[], matching=0)
         return lookups.route_choices(self.project.pk, f.service, f.start, f.end, q=self.route_q, selected=f.route,
                                      limit=settings.DASHBOARD_PICKER_LIMIT)
 
-    @cached_property
-    def coverage(self) -> dict | None:
-        """What the selected service's spans measure in the window (analysis.coverage): the strip every service page
-        shows (templates/dashboard/_coverage.html), read once per page; None without a service."""
+    def _coverage(self) -> dict | None:
         f = self.filters
         if not f.service:
             return None
@@ -78,10 +89,15 @@ class Page:
         return render(self.request, template, context, status=status)
 
 
-def page(view=None, *, needs_service: bool = True):
+def page(view=None, *, needs_service: bool = True, ahead: tuple[str, ...] | None = None):
     """Decorator: view(request, page: Page). Without a project: the no-project page. With needs_service and
     no traffic in the window: the empty state (how to send spans, and a link to the latest data). A read the
-    store did not answer (past CLICKHOUSE_QUERY_TIMEOUT_SECONDS, or ClickHouse down) gives an error box, 503."""
+    store did not answer (past CLICKHOUSE_QUERY_TIMEOUT_SECONDS, or ClickHouse down) gives an error box, 503.
+
+    `ahead`: the page's own reads the view's template draws, read beside the view's reads instead of after them
+    (read_ahead); by default the route picker, and the coverage strip of the pages that need a service."""
+    ahead = (("routes", "coverage") if needs_service else ("routes",)) if ahead is None else ahead
+
     def decorate(view):
         @login_required
         @wraps(view)
@@ -90,14 +106,14 @@ def page(view=None, *, needs_service: bool = True):
             if project is None:
                 return render(request, "dashboard/no_project.html", status=200)
             try:
-                return _serve(view, needs_service, request, project, *args, **kwargs)
+                return _serve(view, needs_service, ahead, request, project, *args, **kwargs)
             except ClickHouseError as exc:
                 return store_error(request, project, exc)
         return wrapper
     return decorate(view) if view else decorate
 
 
-def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs):
+def _serve(view, needs_service: bool, ahead: tuple[str, ...], request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
     fresh = freshness.refresh(project.pk, f.start, f.end)  # before any read: the picker's counts too
     with aggregates.shared_reads():  # a page's reads ask its window's core (and the core's counts) once
@@ -108,7 +124,18 @@ def _serve(view, needs_service: bool, request, project: Project, *args, **kwargs
                        service_q=q, service_missed=missed, fresh=fresh)
         if needs_service and not current.busiest:
             return empty_state(current)
-        return view(request, current, *args, **kwargs)
+        with read_ahead(current, ahead):
+            return view(request, current, *args, **kwargs)
+
+
+def read_ahead(current: Page, names: tuple[str, ...]) -> ExitStack:
+    """Start the page's reads `names` (Page.routes, Page.coverage) on the reader threads (store/concurrent.py) for
+    the block, so they overlap the view's own reads on the machine's cores instead of following them when the
+    template draws them; the block's end waits for them. Nothing to read without a service."""
+    stack = ExitStack()
+    for name in names if current.filters.service else ():
+        current.ahead[name] = stack.enter_context(beside(getattr(current, f"_{name}")))
+    return stack
 
 
 def _service_choices(project: Project, f, requested: str, q: str) -> tuple[lookups.Choices, bool]:

@@ -14,6 +14,7 @@ from analysis import diagnosis, evidence, queries
 from analysis.evidence_types import Buckets, NoisyNeighbour, is_others
 from analysis.stats import ratio
 from analysis.thresholds import configured
+from store.concurrent import gather
 
 CHART_TENANTS = 20
 UINT32_MAX = 2**32 - 1
@@ -38,8 +39,10 @@ def report(project_id: int, service: str, start, end, route: str = "", noisy: bo
     """
     args = (project_id, service, start, end)
     thresholds = configured()
-    buckets = Buckets.from_json(queries.bucket_distribution(*args, route=route)["buckets"])
-    neighbours = noisy_neighbours(*args) if noisy else []
+    # the service's distribution and the sweep side by side (store/concurrent.py); the tails need both
+    dist, neighbours = gather(lambda: queries.bucket_distribution(*args, route=route),
+                              lambda: noisy_neighbours(*args) if noisy else [])
+    buckets = Buckets.from_json(dist["buckets"])
     keep = [n.tenant for n in neighbours if not is_others(n)][:evidence.NOISY_TOP]
     tails = evidence.tenants(queries.tenant_tails_top(*args, settings.DASHBOARD_TABLE_ROWS, route=route, keep=keep,
                                                       **evidence.outlier_floors(buckets, thresholds)))

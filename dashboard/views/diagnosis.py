@@ -19,7 +19,9 @@ LIVE_CACHE_SECONDS = 60  # a reload or a shared link within a minute does not re
 
 
 @require_GET
-@page(needs_service=False)  # a stored window (?window=ID) need not lie in the selected range
+# a stored window (?window=ID) need not lie in the selected range; it reads its route picker itself, once it knows
+# the window
+@page(needs_service=False, ahead=())
 def diagnosis(request, page):
     """The flowchart evaluated on the selected window (or, with ?window=ID, on a stored periodic diagnosis)."""
     f = page.filters

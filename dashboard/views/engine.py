@@ -7,14 +7,17 @@ from analysis import queries as analysis_queries
 from dashboard import charts
 from dashboard.access import page
 from ingest.scrape import targets_of
+from store.concurrent import gather
 
 
 @require_GET
 @page(needs_service=False)
 def engine(request, page):
     f = page.filters
-    minutes = engine_series.instance_minutes(page.project.pk, f.service, f.start, f.end) if f.service else []
-    ttft = analysis_queries.churn_windows(page.project.pk, f.service, f.start, f.end) if f.service else []
+    args = (page.project.pk, f.service, f.start, f.end)
+    # side by side on the reader threads (store/concurrent.py)
+    minutes, ttft = gather(lambda: engine_series.instance_minutes(*args) if f.service else [],
+                           lambda: analysis_queries.churn_windows(*args) if f.service else [])
     return page.render("dashboard/engine.html", {
         "minutes": minutes, "instances": sorted({m.instance for m in minutes}),
         "summary": engine_series.summary(page.project.pk, f.service, f.start, f.end) if minutes else None,

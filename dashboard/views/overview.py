@@ -6,6 +6,7 @@ from analysis.stats import series_width_ms
 from dashboard import charts, incidents
 from dashboard.access import page
 from dashboard.incident_charts import with_bands
+from store.concurrent import gather
 
 
 @require_GET
@@ -15,13 +16,15 @@ def overview(request, page):
     args = (page.project.pk, f.service, f.start, f.end)
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
     window = (f.start, f.end)
-    series = queries.overview_series(*args, width, route=f.route, tenant=f.tenant)
-    by_route = queries.bucket_distribution_top_values(*args, "route", settings.ANALYSIS_TOP_N, route=f.route,
-                                                      tenant=f.tenant)
+    # side by side on the reader threads (store/concurrent.py)
+    series, by_route, summary = gather(
+        lambda: queries.overview_series(*args, width, route=f.route, tenant=f.tenant),
+        lambda: queries.bucket_distribution_top_values(*args, "route", settings.ANALYSIS_TOP_N, route=f.route,
+                                                       tenant=f.tenant),
+        lambda: queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"])
     rows = charts.labelled(by_route, "(no route)", "routes")
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
-    summary = queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"]
     return page.render("dashboard/overview.html", {
         "totals": totals, "summary": summary, "verdicts": incidents.current_verdicts(page.project, page.busiest),
         "top_n": settings.ANALYSIS_TOP_N,

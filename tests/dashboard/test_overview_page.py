@@ -80,3 +80,30 @@ def test_plotly_is_served_from_our_own_static_files(ann_client, traffic):
     body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
     assert '<script src="/static/vendor/plotly.min.js">' in body
     assert "cdn" not in body.lower()
+
+
+def test_the_pickers_and_coverage_are_read_beside_the_views_reads_once(ann_client, traffic, monkeypatch):
+    """read_ahead: the route picker and the coverage strip are read on the reader threads while the view reads,
+    each once, and the page draws what they read; an error there is the page's store error (503)."""
+    import threading
+
+    from analysis import coverage, lookups
+    from store.errors import ClickHouseError
+    seen = []
+
+    def recorded(name, read):
+        def call(*args, **kwargs):
+            seen.append((name, threading.current_thread().name))
+            return read(*args, **kwargs)
+        return call
+    monkeypatch.setattr(lookups, "route_choices", recorded("routes", lookups.route_choices))
+    monkeypatch.setattr(coverage, "coverage", recorded("coverage", coverage.coverage))
+    body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
+    assert sorted(name for name, _ in seen) == ["coverage", "routes"]
+    assert all(thread.startswith("store-read") for _, thread in seen), seen
+    assert '<option value="/v1/chat/completions"' in body and 'id="coverage"' in body
+
+    def broken(*args, **kwargs):
+        raise ClickHouseError("query_failed", "the store went away")
+    monkeypatch.setattr(lookups, "route_choices", broken)
+    assert ann_client.get("/", {"project": "alpha", **WINDOW}).status_code == 503
