@@ -1,11 +1,12 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Eleven tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
+Twelve tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, the scheduler_pieces view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
-windows), tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and tenant_service_hours
-(the same over all routes), share_hours (the per-request shares' sketches per service, route and hour),
+windows) and overview_five_minutes (the Overview series' sketches per service and five minutes, every route),
+tenant_hours (the tenant tails' sketches per service, route, tenant and hour) and tenant_service_hours (the same
+over all routes), share_hours (the per-request shares' sketches per service, route and hour),
 segment_hours (bucket_hours per prompt-length segment, cut at the ANALYSIS_SEGMENT_EDGES of the refresh),
 retry_hours (retry counts per service, route and hour), churn_minutes (connection churn and the exact TTFT p95
 of each minute, per service and per route) and coverage_hours (measurement coverage per service, route, hour and
@@ -49,7 +50,7 @@ CHUNK_HOURS = 6
 _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", default=None)
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours",
+              "aggregate_overview_five_minutes", "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours",
               "aggregate_coverage_hours", "aggregate_share_hours", "aggregate_segment_hours", "aggregate_retry_hours",
               "aggregate_churn_minutes")
 

@@ -302,9 +302,10 @@ def overview_series(project_id, service, start, end, width_ms: int, route="", te
     """[{"at" (aware UTC), "requests", "errors", "ttft": {p50, p95, p99}, "total": {...}}] per time bucket of
     `width_ms` (epoch-aligned) that has attempts; the quantiles are over successful attempts, None without any (from
     the sketches for windows past SKETCH_AFTER in buckets of whole minutes)."""
-    # the sketches are per minute
+    # the sketches are per minute, and per five minutes over every route (overview_five_minutes)
     name, params = _sketched("overview_series", project_id, service, start, end, route, tenant,
-                             sketchable=width_ms % MINUTE_MS == 0, width_ms=width_ms)
+                             sketchable=width_ms % MINUTE_MS == 0, width_ms=width_ms,
+                             five=int(width_ms % (5 * MINUTE_MS) == 0))
     rows = client.query(_sql(name), parameters=params)
     out = []
     for r in rows:

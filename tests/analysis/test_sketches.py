@@ -264,3 +264,34 @@ def test_sketched_neighbours_queue_keeps_counts_and_stays_within_one_percent(cli
         assert theirs[tenant]["others_count"] > MIN_COUNT
         assert ours[tenant] == pytest.approx(theirs[tenant]["others_t_queue_p95"], rel=TOLERANCE, abs=0.5), tenant
     assert ours["nobody"] != ours[tenants[0]] or theirs["nobody"]["others_t_queue_p95"] == theirs[tenants[0]]["others_t_queue_p95"]
+
+
+@pytest.mark.parametrize("width_ms,route", [(900_000, ""), (600_000, "a route"), (120_000, "")])
+def test_the_overview_series_of_every_route_merges_five_minute_rows_to_the_same_answer(width_ms, route, clickhouse, alpha):
+    """overview_five_minutes holds bucket_minutes' states merged per service and five minutes: a series of every
+    route in buckets of whole five minutes reads it, with the same points, quantiles included, as the minutes give
+    (a route, or buckets of 2 minutes, read the minutes); store migration 0042 fills it for hours aggregated before."""
+    from pathlib import Path
+
+    from store import client
+    project, key = alpha
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=13)
+    start, end = long_window(project, sent)
+    if route:  # one of the simulated routes
+        [(route,)] = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32} AND route != ''",
+                                       parameters={"p": project.id})
+    name, params = queries._sketched("overview_series", project.id, sent.service, start, end, route, "",
+                                     width_ms=width_ms, five=int(width_ms % 300_000 == 0))
+    assert name == "overview_series_sketch"
+    from_minutes = client.query(queries._sql(name), parameters={**params, "five": 0})
+    ours = queries.overview_series(project.id, sent.service, start, end, width_ms, route=route)
+    assert len(ours) == len(from_minutes) >= 2 and sum(p["requests"] for p in ours) > 1000
+    for point, row in zip(ours, from_minutes):
+        assert point["requests"] == row["requests"] and point["errors"] == row["errors"]
+        assert [point["ttft"][k] for k in ("p50", "p95", "p99")] == pytest.approx(list(row["ttft_q"]), rel=1e-12)
+        assert [point["total"][k] for k in ("p50", "p95", "p99")] == pytest.approx(list(row["total_q"]), rel=1e-12)
+    client.command("TRUNCATE TABLE overview_five_minutes")
+    emptied = queries.overview_series(project.id, sent.service, start, end, width_ms, route=route)
+    assert (emptied != ours) == (not route and width_ms % 300_000 == 0)  # only then are the rows read
+    client.command((Path(__file__).parents[2] / "store/migrations/0042_fill_overview_five_minutes.sql").read_text())
+    assert queries.overview_series(project.id, sent.service, start, end, width_ms, route=route) == ours
