@@ -21,7 +21,7 @@ from analysis.evidence_types import (
     GapFraction, InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
 )
 from analysis.thresholds import Thresholds, configured
-from store.concurrent import gather
+from store.concurrent import beside, gather
 
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
 NOISY_TOP = 3  # tenants (by in-flight share during backlog) whose neighbours' t_queue p95 is measured
@@ -41,27 +41,33 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
     window_ms, top = (end - start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
     width = stats.series_width_ms(window_ms)
-    # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py);
-    # the scheduler sweep first: it is the longest of a window not cut at hours, and the second group waits for it
-    sweep, minutes, dist, shares, by_segment, retry, engine = gather(
-        lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top),
-        lambda: queries.churn_windows(*args, **narrow),
-        lambda: queries.bucket_distribution(*args, **narrow),
-        lambda: queries.request_shares(*args, **narrow),
-        lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES, **narrow),
-        lambda: queries.retry_summary(*args, **narrow),
-        lambda: engine_series.summary(project_id, service, start, end))
-    window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
-    if not dist["requests"]:
-        return _empty(window, buckets)
-    thresholds, candidates = configured(), noisy_candidates(sweep["tenants"])
-    floors = outlier_floors(buckets, thresholds)
-    # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are judged by
-    tails, others, starts = gather(
-        lambda: queries.tenant_tails_top(*args, top, route=route, keep=candidates, **floors),
-        lambda: queries.others_t_queue(*args, candidates),
-        lambda: queries.instance_starts(*args, buckets.ttft.p95, thresholds.cold_start_minutes,
-                                        engine.process_starts))
+    # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py).
+    # The scheduler sweep starts first and runs beside the rest: it is the longest of a window not cut at hours, and
+    # only the tenants' reads wait for it; the instance starts begin as soon as the distribution is in.
+    with beside(lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top)) as sweeping:
+        minutes, dist, shares, by_segment, retry, engine = gather(
+            lambda: queries.churn_windows(*args, **narrow),
+            lambda: queries.bucket_distribution(*args, **narrow),
+            lambda: queries.request_shares(*args, **narrow),
+            lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
+                                                           **narrow),
+            lambda: queries.retry_summary(*args, **narrow),
+            lambda: engine_series.summary(project_id, service, start, end))
+        window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
+        if not dist["requests"]:
+            return _empty(window, buckets)
+        thresholds = configured()
+        floors = outlier_floors(buckets, thresholds)
+        with beside(lambda: queries.instance_starts(*args, buckets.ttft.p95, thresholds.cold_start_minutes,
+                                                    engine.process_starts)) as starting:
+            sweep = sweeping.result()
+            candidates = noisy_candidates(sweep["tenants"])
+            # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are
+            # judged by
+            tails, others = gather(
+                lambda: queries.tenant_tails_top(*args, top, route=route, keep=candidates, **floors),
+                lambda: queries.others_t_queue(*args, candidates))
+            starts = starting.result()
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
