@@ -200,8 +200,9 @@ def churn_windows(project_id, service, start, end, route="", tenant="") -> list[
     """Per minute of queued_at: {"minute", "attempts", "new_connections", "retries", "successes",
     "t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"} (ms; None when undefined). Exact: the
     window's aggregated core reads its minutes from churn_minutes."""
-    rows = client.query(_sql("churn_windows"), parameters={
-        **_params(project_id, service, start, end, route, tenant), **_counted(project_id, start, end, tenant).params})
+    cut = _counted(project_id, start, end, tenant)
+    name = "churn_windows_attempts" if cut.core_start == cut.core_end else "churn_windows"
+    rows = client.query(_sql(name), parameters={**_params(project_id, service, start, end, route, tenant), **cut.params})
     for r in rows:
         r["minute"] = r["minute"].replace(tzinfo=timezone.utc)
         for key in ("t_first_token_p95", "t_first_token_stddev", "ttft_p95", "ttft_stddev"):
