@@ -95,7 +95,9 @@ def page(view=None, *, needs_service: bool = True, ahead: tuple[str, ...] | None
     store did not answer (past CLICKHOUSE_QUERY_TIMEOUT_SECONDS, or ClickHouse down) gives an error box, 503.
 
     `ahead`: the page's own reads the view's template draws, read beside the view's reads instead of after them
-    (read_ahead); by default the route picker, and the coverage strip of the pages that need a service."""
+    (read_ahead); by default the route picker, and the coverage strip of the pages that need a service. They are
+    read with the filters of the request: a view that changes page.filters first (a stored diagnosis window, an
+    incident's service and window) passes ahead=() and its template reads them after."""
     ahead = (("routes", "coverage") if needs_service else ("routes",)) if ahead is None else ahead
 
     def decorate(view):

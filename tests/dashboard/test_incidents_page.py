@@ -140,3 +140,11 @@ def _chart_ids(response) -> list[str]:
     import re
 
     return re.findall(r'data-chart="([^"]+)"', response.content.decode())
+
+
+def test_incident_pages_route_picker_is_the_incidents_services(ann_client, stored):
+    """The incident page sets its filters to the incident's service and window: its route picker is read after that,
+    not with the filters of the URL (here another service, whose routes are none)."""
+    incident = stored["closed"]
+    body = ann_client.get(f"/incidents/{incident.pk}/", {"project": "alpha", "service": "search"}).content.decode()
+    assert '<option value="/v1/chat/completions"' in body
