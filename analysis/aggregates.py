@@ -50,9 +50,9 @@ CHUNK_HOURS = 6
 _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", default=None)
 # the INSERT ... SELECT of each aggregate table, from request_buckets
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_overview_five_minutes", "aggregate_bucket_hours", "aggregate_tenant_hours", "aggregate_tenant_service_hours",
-              "aggregate_coverage_hours", "aggregate_share_hours", "aggregate_segment_hours", "aggregate_retry_hours",
-              "aggregate_churn_minutes")
+              "aggregate_overview_five_minutes", "aggregate_bucket_hours", "aggregate_tenant_hours",
+              "aggregate_tenant_service_hours", "aggregate_coverage_hours", "aggregate_share_hours",
+              "aggregate_segment_hours", "aggregate_retry_hours", "aggregate_churn_minutes")
 
 
 def floor_hour(moment: datetime) -> datetime:

@@ -48,8 +48,9 @@ class Page:
     service_q: str = ""
     service_missed: bool = False  # no service contains service_q: the busiest are listed instead
     fresh: Freshness = Freshness()  # what freshness.refresh() found before the page's reads
-    # the page's own reads (routes, coverage) started beside the view's by read_ahead(): name -> its answer to come
-    ahead: dict[str, Future] = field(default_factory=dict)
+    # the page's own reads (routes, coverage) started beside the view's by read_ahead(): name -> (the filters they
+    # were read with, their answer to come)
+    ahead: dict[str, tuple[filters_.Filters, Future]] = field(default_factory=dict)
 
     @property
     def route_q(self) -> str:
@@ -58,23 +59,27 @@ class Page:
     @cached_property
     def routes(self) -> lookups.Choices:
         """The selected service's route picker (read only by pages that draw it)."""
-        return self.ahead["routes"].result() if "routes" in self.ahead else self._routes()
+        return self._early("routes", self._routes)
 
     @cached_property
     def coverage(self) -> dict | None:
         """What the selected service's spans measure in the window (analysis.coverage): the strip every service page
         shows (templates/dashboard/_coverage.html), read once per page; None without a service."""
-        return self.ahead["coverage"].result() if "coverage" in self.ahead else self._coverage()
+        return self._early("coverage", self._coverage)
 
-    def _routes(self) -> lookups.Choices:
-        f = self.filters
+    def _early(self, name: str, read):
+        """read_ahead()'s answer for `name` when it was read with the page's filters as they are now, else
+        read(filters) (nothing read ahead, or the view changed the filters since)."""
+        filters, answer = self.ahead.get(name, (None, None))
+        return answer.result() if answer is not None and filters == self.filters else read(self.filters)
+
+    def _routes(self, f: filters_.Filters) -> lookups.Choices:
         if not f.service:
             return lookups.Choices(values=[], matching=0)
         return lookups.route_choices(self.project.pk, f.service, f.start, f.end, q=self.route_q, selected=f.route,
                                      limit=settings.DASHBOARD_PICKER_LIMIT)
 
-    def _coverage(self) -> dict | None:
-        f = self.filters
+    def _coverage(self, f: filters_.Filters) -> dict | None:
         if not f.service:
             return None
         return coverage_.coverage(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
@@ -96,8 +101,8 @@ def page(view=None, *, needs_service: bool = True, ahead: tuple[str, ...] | None
 
     `ahead`: the page's own reads the view's template draws, read beside the view's reads instead of after them
     (read_ahead); by default the route picker, and the coverage strip of the pages that need a service. They are
-    read with the filters of the request: a view that changes page.filters first (a stored diagnosis window, an
-    incident's service and window) passes ahead=() and its template reads them after."""
+    read with the filters of the request, and read again if the view changed page.filters since; a view that always
+    does (a stored diagnosis window, an incident's service and window) passes ahead=() to save the read."""
     ahead = (("routes", "coverage") if needs_service else ("routes",)) if ahead is None else ahead
 
     def decorate(view):
@@ -135,8 +140,10 @@ def read_ahead(current: Page, names: tuple[str, ...]) -> ExitStack:
     the block, so they overlap the view's own reads on the machine's cores instead of following them when the
     template draws them; the block's end waits for them. Nothing to read without a service."""
     stack = ExitStack()
-    for name in names if current.filters.service else ():
-        current.ahead[name] = stack.enter_context(beside(getattr(current, f"_{name}")))
+    f = current.filters  # read with these, whatever the view sets page.filters to meanwhile
+    for name in names if f.service else ():
+        read = getattr(current, f"_{name}")
+        current.ahead[name] = (f, stack.enter_context(beside(lambda read=read: read(f))))
     return stack
 
 

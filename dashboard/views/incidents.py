@@ -21,7 +21,7 @@ def incidents(request, page):
 
 
 @require_GET
-@page(needs_service=False, ahead=())  # its filters become the incident's (page_context): the picker is read after
+@page(needs_service=False, ahead=())  # its filters become the incident's (page_context): nothing to read ahead
 def incident(request, page, incident_id):
     # only the page's project, whose membership `page` has checked: another project's incident is a 404
     found = get_object_or_404(Incident.objects.select_related("project"), pk=incident_id, project=page.project)

@@ -107,3 +107,32 @@ def test_the_pickers_and_coverage_are_read_beside_the_views_reads_once(ann_clien
         raise ClickHouseError("query_failed", "the store went away")
     monkeypatch.setattr(lookups, "route_choices", broken)
     assert ann_client.get("/", {"project": "alpha", **WINDOW}).status_code == 503
+
+
+def test_a_read_ahead_is_read_again_for_filters_the_view_changed(traffic, monkeypatch):
+    """read_ahead reads with the request's filters; a view that changes page.filters afterwards gets its picker
+    read again with the new ones, and one that does not gets the answer read ahead, without a second read."""
+    from dataclasses import replace
+
+    from django.test import RequestFactory
+
+    from analysis import lookups
+    from dashboard import filters
+    from dashboard.access import Page, read_ahead
+    calls = []
+    real = lookups.route_choices
+    monkeypatch.setattr(lookups, "route_choices", lambda *args, **kwargs: calls.append(args[1]) or real(*args, **kwargs))
+    request = RequestFactory().get("/", WINDOW)
+
+    def page(service):
+        return Page(request, traffic["alpha"], [], lookups.Choices(values=[], matching=0),
+                    filters.from_request(request, "alpha", service))
+    unchanged = page("alpha-svc")
+    with read_ahead(unchanged, ("routes",)):
+        assert "/v1/chat/completions" in [v["value"] for v in unchanged.routes.values]
+    assert calls == ["alpha-svc"]
+    changed = page("search")  # a service without traffic: no routes
+    with read_ahead(changed, ("routes",)):
+        changed.filters = replace(changed.filters, service="alpha-svc")
+        assert "/v1/chat/completions" in [v["value"] for v in changed.routes.values]
+    assert sorted(calls) == ["alpha-svc", "alpha-svc", "search"]  # the read ahead ran beside, in any order
