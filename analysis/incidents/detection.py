@@ -10,10 +10,16 @@ An incident opens at the first of incident_persist_minutes consecutive off minut
 baseline of that minute and the metrics that were off in most of those minutes (its *own* metrics). While it is
 open a minute is off only when one of its own metrics is: the per-minute TTFT p95 of a mixed prompt population is
 spiky (a long prompt more or less in the top 5 % of ~100 requests), and a post-processing incident must not stay
-open on TTFT spikes it never had. It closes at the first normal minute from which incident_persist_minutes normal
-minutes come with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that
-minute is its end. A closed stretch shorter than incident_min_minutes is dropped as a blip. Still off, or not yet back for long enough, when the series ends: ongoing, end None.
+open on TTFT spikes it never had; nor is a minute still off once its own metrics are back nearer the baseline than
+the incident (halfway). It closes at the first normal minute from which incident_persist_minutes normal minutes come
+with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
+end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
+moves past leading minutes nearer the baseline than the incident (settle). A closed stretch shorter than
+incident_min_minutes is dropped as a blip. Still off, or not yet back for long enough, when the series ends:
+ongoing, end None.
 """
+import bisect
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -26,6 +32,10 @@ MINUTE = timedelta(minutes=1)
 # Lone spikes among the normal minutes that close an incident: TTFT p95 of a mixed prompt population passes a
 # doubling in about one healthy minute in six, which must not keep an incident open for ever.
 CLOSING_SPIKES = 2
+# A healthy minute's TTFT p95 passes a doubling of its baseline median about once in six and 2.5x rarely: a minute
+# above 2.5x is never "back", nor a spike before an onset (halfway's cap). Chosen on the offline sweep of the
+# simulator's causes over 20 minute alignments each (README, "Incidents"): 2.5 and 3 gave the same errors.
+SPIKE_RATIO = 2.5
 
 
 @dataclass
@@ -98,6 +108,44 @@ def own_metrics(onset: list[dict], baseline: Baseline, th: Thresholds) -> tuple:
     return tuple(most) or (max(counts, key=counts.get),)
 
 
+def halfway(points: list[dict], own: tuple, baseline: Baseline) -> dict:
+    """{metric: bar} for the own metrics with a baseline above 0: the geometric mean of the baseline's median and
+    the median p95 of the incident's minutes, at most SPIKE_RATIO x the baseline's median. TRICKY: a minute of a
+    spiky metric (TTFT p95 of a mixed prompt population) passes the departure limit about once in six healthy
+    minutes; an incident that tripled it is over once its minutes are back nearer the baseline than the
+    incident, and spikes just before an onset are not its start. Geometric: a queue that went from 5 ms to 2 s
+    is still draining at 150 ms. The cap: a retry storm's TTFT 30x its baseline comes in waves, and a minute
+    between them at 4x is not back."""
+    return Levels(points, own, baseline).bar()
+
+
+def still_off(point: dict, baseline: Baseline, th: Thresholds, own: tuple, bar: dict) -> bool:
+    """Whether one of an incident's own metrics is off in this minute and above its halfway bar (if it has one)."""
+    return any(off_metric(point, m, baseline, th) and point[m]["p95"] > bar.get(m, 0.0) for m in own)
+
+
+class Levels:
+    """The sorted p95s of an incident's own metrics: halfway() for each minute of a long open incident without
+    sorting all its minutes again."""
+
+    def __init__(self, points: list[dict], own: tuple, baseline: Baseline):
+        self.baseline = baseline
+        self.values = {m: sorted(p[m]["p95"] for p in points if p[m]["p95"] is not None) for m in own}
+
+    def add(self, point: dict) -> None:
+        for metric, values in self.values.items():
+            if point[metric]["p95"] is not None:
+                bisect.insort(values, point[metric]["p95"])
+
+    def bar(self) -> dict:
+        bar = {}
+        for metric, values in self.values.items():
+            median = self.baseline.median(metric)
+            if values and median and median > 0:
+                bar[metric] = min((median * statistics.median(values)) ** 0.5, SPIKE_RATIO * median)
+        return bar
+
+
 def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser, th: Thresholds) -> Detection:
     """The incidents with an onset in the judged minutes of [start, end) (an incident open at `start` must be
     judged from its onset: the caller starts the stretch there). `points`: incident_series rows, oldest first."""
@@ -107,7 +155,9 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
     back: list[dict] = []  # consecutive normal minutes of an open incident
     current: Found | None = None
     inside: set[datetime] = set()  # minutes of the incidents found so far: no later baseline is made of them
-    for point in judged:
+    i = 0
+    while i < len(judged):
+        point, i = judged[i], i + 1
         if current is None:
             baseline = chooser.at(point["at"], inside | {p["at"] for p, _ in run})
             if baseline is None:
@@ -116,8 +166,9 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             elif is_off(point, baseline, th):
                 run.append((point, baseline))
                 if len(run) >= th.incident_persist_minutes:
-                    current = Found(run[0][0]["at"], run[0][1], points=[p for p, _ in run],
-                                    own=own_metrics([p for p, _ in run], run[0][1], th))
+                    onset, baseline = [p for p, _ in run], run[0][1]
+                    current = Found(onset[0]["at"], baseline, points=onset, own=own_metrics(onset, baseline, th))
+                    levels = Levels(onset, current.own, baseline)
                     inside.update(p["at"] for p, _ in run)
                     out.incidents.append(current)
                     run = []
@@ -126,14 +177,32 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             continue
         current.points.append(point)
         inside.add(point["at"])
-        back = closing(back, point, is_off(point, current.baseline, th, current.own))
+        levels.add(point)
+        off = still_off(point, current.baseline, th, current.own, levels.bar())
+        back = closing(back, point, off)
         if sum(1 for _, off in back if not off) >= th.incident_persist_minutes:
             current.end = back[0][0]["at"]
             current.points = [p for p in current.points if p["at"] < current.end]
+            settle(current, th)
             if current.end - current.start < th.incident_min_minutes * MINUTE:
                 out.incidents.remove(current)  # a blip (see Thresholds.incident_min_minutes)
+            # the closing minutes are judged again with no incident open: one may start the next incident
+            inside -= {p["at"] for p, _ in back}
+            i -= len(back)
             current, back = None, []
+    if current is not None:
+        settle(current, th)
     return out
+
+
+def settle(found: Found, th: Thresholds) -> None:
+    """Moves the onset past leading minutes that are nearer the baseline than the incident (halfway) on every
+    metric off in most of its minutes: spikes, or a few mildly slow minutes, just before the real change."""
+    own = own_metrics(found.points, found.baseline, th)
+    bar = halfway(found.points, own, found.baseline)
+    while len(found.points) > 1 and not still_off(found.points[0], found.baseline, th, own, bar):
+        found.points = found.points[1:]
+    found.start = found.points[0]["at"]
 
 
 def closing(back: list, point: dict, off: bool) -> list:

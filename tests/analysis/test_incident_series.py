@@ -77,6 +77,31 @@ def test_an_incident_still_off_at_the_end_is_ongoing_and_two_incidents_are_two()
     assert [(f.start, f.end) for f in found.incidents] == [(T0 + 30 * MINUTE, T0 + 42 * MINUTE), (T0 + 60 * MINUTE, None)]
 
 
+def test_spikes_around_a_large_incident_neither_start_it_early_nor_keep_it_open():
+    """TTFT p95 spikes past the departure limit (1.5x) just before and after a 6x incident: nearer the baseline
+    than the incident (detection.halfway), they are neither its onset nor minutes that keep it open."""
+    def slow(i):
+        return point(i, t_first_token=1200.0, ttft=1210.0)
+
+    def spike(i):
+        return point(i, t_first_token=350.0, ttft=360.0)
+
+    series = [slow(i) if 40 <= i < 55 else spike(i) if i in (38, 39, 56, 58, 59, 61) else point(i) for i in range(80)]
+    found = run(series)
+    assert [(f.start, f.end) for f in found.incidents] == [(T0 + 40 * MINUTE, T0 + 55 * MINUTE)]
+
+
+def test_the_minutes_that_close_a_blip_can_start_the_next_incident():
+    """Three TTFT spikes open an incident that closes as a blip; its closing minutes, normal for TTFT, are judged
+    again with nothing open, so the post-processing incident starting among them starts there."""
+    series = [point(i) for i in range(80)]
+    series[30:33] = [point(i, t_first_token=420.0, ttft=430.0) for i in range(30, 33)]
+    series[33:50] = [point(i, t_post=3000.0, total=4000.0) for i in range(33, 50)]
+    found = run(series)
+    assert [(f.start, f.end) for f in found.incidents] == [(T0 + 33 * MINUTE, T0 + 50 * MINUTE)]
+    assert found.incidents[0].own == ("t_post", "total")
+
+
 def test_the_previous_days_hour_is_the_baseline_when_it_has_traffic():
     today = [point(24 * 60 + i, total=2500.0) for i in range(60)]  # slower than yesterday all hour long
     yesterday = [point(i) for i in range(60)]

@@ -1,0 +1,114 @@
+"""How detection depends on where minute boundaries fall; not part of the suite (its name is no test_*.py):
+
+    DATABASE_URL=... .venv/bin/python -m pytest -n 0 -q -s tests/analysis/measure_incident_alignment.py
+
+Each case (the simulator's overlays as test_incident_accuracy.py sends them, 5 requests/s; each preset switched on
+between healthy stretches as test_incident_detection.py sends them, 2 requests/s; steady services) is sent once
+through the real SDK, ingest and materialize path. Its attempts are then read back and detection.detect is run on
+the per-minute series recomputed in Python (p95 as quantileExactInclusive: numpy's linear) with the minute
+boundaries moved by 0, STEP, ... 57 s: the same traffic as if it had arrived at another second of the minute, which
+is all that changes between two runs of a test with a fixed seed. A case-alignment is wrong unless exactly one
+incident is found with onset within 120 s and end within 300 s (none for a steady service). Results per case go to
+MEASURE_OUT (JSON); the totals are printed.
+"""
+import json
+import os
+from datetime import timedelta, timezone
+
+import numpy as np
+
+from analysis import buckets
+from analysis.incidents.baseline import Chooser
+from analysis.incidents.detection import detect
+from analysis.thresholds import configured
+from simulator.scenarios import PRESETS
+from store import client
+from tests.analysis.incident_traffic import phases
+from tests.analysis.test_incident_accuracy import CAUSES as OVERLAID, SCOPED
+from tests.analysis.test_incident_detection import CAUSES as SWITCHED, STEADY, T0, preset
+from tests.simulated import send_simulated
+
+SEEDS = [int(s) for s in os.environ.get("MEASURE_SEEDS", "7,21").split(",")]
+STEP = int(os.environ.get("MEASURE_STEP", "3"))
+OUT = os.environ.get("MEASURE_OUT", "/tmp/incident_alignment.json")
+COLUMNS = ", ".join(f"{m}_ms" for m in buckets.ALL)
+
+
+def _overlaid(project, key, seed):
+    """(service, onset, end) of one test_incident_accuracy-style case per overlay, scope and steady preset."""
+    base = PRESETS["healthy"]
+    cases = [(f"svc-{c}", f"{c}@22m+15m", base.with_(rps=2.0) if c == "decode_throughput" else base) for c in OVERLAID]
+    cases += [(f"scoped-{k}", spec.format(service=f"scoped-{k}"), base) for k, spec in enumerate(SCOPED)]
+    for service, spec, scenario in cases:
+        injected = send_simulated(project, key, base=scenario, duration="45m", incidents=[spec], seed=seed,
+                                  service=f"{service}-{seed}").incidents[0]
+        yield f"{service}-{seed}", spec, injected.onset, injected.end
+    for name in ("healthy", "steady_slow"):
+        send_simulated(project, key, base=PRESETS[name].at_rps(min(2.0, PRESETS[name].rps)), duration="50m",
+                       seed=seed, service=f"steady-{name}-{seed}")
+        yield f"steady-{name}-{seed}", "steady", None, None
+
+
+def _switched(project, key, seed):
+    """(service, onset, end) of one test_incident_detection-style case per preset, and the steady ones."""
+    for i, cause in enumerate(SWITCHED + list(STEADY)):
+        service = f"phases-{cause}-{seed}"
+        if cause in STEADY:
+            phases(project, key, service, [(preset(cause), 45)], T0, seed=seed + i)
+            yield service, "steady", None, None
+        else:
+            marks = phases(project, key, service, [(preset("healthy"), 20), (preset(cause), 12),
+                                                   (preset("healthy"), 8)], T0, seed=seed + i)
+            yield service, cause, marks[1], marks[2]
+
+
+def _series(rows, offset: int) -> list[dict]:
+    minutes: dict = {}
+    for row in rows:
+        minutes.setdefault((row[0] + timedelta(seconds=offset)).replace(second=0, microsecond=0), []).append(row)
+    out = []
+    for at in sorted(minutes):
+        point = {"at": at, "attempts": len(minutes[at]), "errors": 0}
+        for i, metric in enumerate(buckets.ALL):
+            known = [r[1 + i] for r in minutes[at] if r[1 + i] is not None]
+            point[metric] = {"count": len(known), "p50": float(np.percentile(known, 50)) if known else None,
+                             "p95": float(np.percentile(known, 95)) if known else None}
+        out.append(point)
+    return out
+
+
+def _judge(rows, onset, end, th) -> list:
+    """The offsets judged wrong, with what was found there."""
+    wrong = []
+    for offset in range(0, 60, STEP):
+        points, shift = _series(rows, offset), timedelta(seconds=offset)
+        chooser = Chooser(points, [], lambda at: False, 3, th.incident_min_attempts, th.incident_baseline_minutes)
+        found = detect(points, points[0]["at"], points[-1]["at"] + timedelta(minutes=1), chooser, th).incidents
+        found = [(f.start - shift, f.end and f.end - shift) for f in found]
+        if onset is None:
+            ok = not found
+        else:
+            ok = (len(found) == 1 and abs((found[0][0] - onset).total_seconds()) <= 120
+                  and found[0][1] is not None and abs((found[0][1] - end).total_seconds()) <= 300)
+        if not ok:
+            wrong.append({"offset": offset, "found": [[f[0].isoformat(), f[1] and f[1].isoformat()] for f in found]})
+    return wrong
+
+
+def test_measure(clickhouse, alpha):
+    project, key = alpha
+    th, results = configured(), []
+    for seed in SEEDS:
+        for service, spec, onset, end in [*_overlaid(project, key, seed), *_switched(project, key, seed)]:
+            rows = client.query_rows(f"SELECT queued_at, {COLUMNS} FROM request_buckets FINAL "
+                                     f"WHERE project_id = {project.id} AND service = '{service}'")
+            rows = [(r[0].replace(tzinfo=timezone.utc), *r[1:]) for r in rows]
+            wrong = _judge(rows, onset, end, th)
+            results.append({"service": service, "case": spec, "alignments": len(range(0, 60, STEP)), "wrong": wrong})
+            print(f"{service:40s} {spec:45s} wrong {len(wrong)}", flush=True)
+    with open(OUT, "w") as out:
+        json.dump(results, out, indent=1)
+    total = sum(r["alignments"] for r in results)
+    print(f"wrong {sum(len(r['wrong']) for r in results)} of {total} case-alignments "
+          f"({sum(len(r['wrong']) for r in results if r['case'].startswith('preprocessing@') and 'route=' in r['case'])}"
+          f" of them the route-scoped preprocessing case)")
