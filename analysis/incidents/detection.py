@@ -15,8 +15,9 @@ the incident (halfway). It closes at the first normal minute from which incident
 with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
 end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
 moves past leading minutes nearer the baseline than the incident (settle). A closed stretch shorter than
-incident_min_minutes is dropped as a blip. Still off, or not yet back for long enough, when the series ends:
-ongoing, end None.
+incident_min_minutes is dropped as a blip, and an open one is not reported before it has lasted that long (a
+blip-to-be would come and go in the minute job's answers, and its alert with it). Still off, or not yet back for
+long enough, when the series ends: ongoing, end None.
 """
 import bisect
 import statistics
@@ -192,6 +193,8 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             current, back = None, []
     if current is not None:
         settle(current, th)
+        if judged[-1]["at"] + MINUTE - current.start < th.incident_min_minutes * MINUTE:
+            out.incidents.remove(current)  # too young to tell from a blip: reported once it has lasted that long
     return out
 
 

@@ -38,11 +38,12 @@ def _overlaid(project, key, seed):
     """(service, onset, end) of one test_incident_accuracy-style case per overlay, scope and steady preset."""
     base = PRESETS["healthy"]
     cases = [(f"svc-{c}", f"{c}@22m+15m", base.with_(rps=2.0) if c == "decode_throughput" else base) for c in OVERLAID]
-    cases += [(f"scoped-{k}", spec.format(service=f"scoped-{k}"), base) for k, spec in enumerate(SCOPED)]
+    cases += [(f"scoped-{k}-{seed}", spec.format(service=f"scoped-{k}-{seed}"), base) for k, spec in enumerate(SCOPED)]
     for service, spec, scenario in cases:
+        service = service if service.startswith("scoped-") else f"{service}-{seed}"
         injected = send_simulated(project, key, base=scenario, duration="45m", incidents=[spec], seed=seed,
-                                  service=f"{service}-{seed}").incidents[0]
-        yield f"{service}-{seed}", spec, injected.onset, injected.end
+                                  service=service).incidents[0]
+        yield service, spec, injected.onset, injected.end
     for name in ("healthy", "steady_slow"):
         send_simulated(project, key, base=PRESETS[name].at_rps(min(2.0, PRESETS[name].rps)), duration="50m",
                        seed=seed, service=f"steady-{name}-{seed}")
@@ -51,7 +52,7 @@ def _overlaid(project, key, seed):
 
 def _switched(project, key, seed):
     """(service, onset, end) of one test_incident_detection-style case per preset, and the steady ones."""
-    for i, cause in enumerate(SWITCHED + list(STEADY)):
+    for i, cause in enumerate(dict.fromkeys([*SWITCHED, *STEADY])):  # steady_slow is in both
         service = f"phases-{cause}-{seed}"
         if cause in STEADY:
             phases(project, key, service, [(preset(cause), 45)], T0, seed=seed + i)
@@ -81,7 +82,8 @@ def _judge(rows, onset, end, th) -> list:
     """The offsets judged wrong, with what was found there."""
     wrong = []
     for offset in range(0, 60, STEP):
-        points, shift = _series(rows, offset), timedelta(seconds=offset)
+        # complete minutes only, as the minute job judges them: the first and last of a shifted series are partial
+        points, shift = _series(rows, offset)[1:-1], timedelta(seconds=offset)
         chooser = Chooser(points, [], lambda at: False, 3, th.incident_min_attempts, th.incident_baseline_minutes)
         found = detect(points, points[0]["at"], points[-1]["at"] + timedelta(minutes=1), chooser, th).incidents
         found = [(f.start - shift, f.end and f.end - shift) for f in found]

@@ -102,6 +102,17 @@ def test_the_minutes_that_close_a_blip_can_start_the_next_incident():
     assert found.incidents[0].own == ("t_post", "total")
 
 
+def test_an_open_incident_is_reported_once_it_has_lasted_the_minimum():
+    """Three off minutes at the end of the series may be a blip to be: not reported until the stretch has lasted
+    incident_min_minutes, then ongoing from its onset."""
+    def series(off_minutes):
+        return [point(i, t_post=3000.0, total=4000.0) if i >= 40 else point(i) for i in range(40 + off_minutes)]
+    assert TH.incident_persist_minutes < TH.incident_min_minutes
+    assert run(series(TH.incident_min_minutes - 1)).incidents == []
+    [ongoing] = run(series(TH.incident_min_minutes)).incidents
+    assert (ongoing.start, ongoing.end) == (T0 + 40 * MINUTE, None)
+
+
 def test_the_previous_days_hour_is_the_baseline_when_it_has_traffic():
     today = [point(24 * 60 + i, total=2500.0) for i in range(60)]  # slower than yesterday all hour long
     yesterday = [point(i) for i in range(60)]
