@@ -11,7 +11,7 @@ baseline of that minute and the metrics that were off in most of those minutes (
 open a minute is off only when one of its own metrics is: the per-minute TTFT p95 of a mixed prompt population is
 spiky (a long prompt more or less in the top 5 % of ~100 requests), and a post-processing incident must not stay
 open on TTFT spikes it never had; nor is a minute still off once its own metrics are back nearer the baseline than
-the incident (halfway). It closes at the first normal minute from which incident_persist_minutes normal minutes come
+the incident (Levels.bar). It closes at the first normal minute from which incident_persist_minutes normal minutes come
 with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
 end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
 moves past leading minutes nearer the baseline than the incident (settle). A closed stretch shorter than
@@ -34,8 +34,8 @@ MINUTE = timedelta(minutes=1)
 # doubling in about one healthy minute in six, which must not keep an incident open for ever.
 CLOSING_SPIKES = 2
 # A healthy minute's TTFT p95 passes a doubling of its baseline median about once in six and 2.5x rarely: a minute
-# above 2.5x is never "back", nor a spike before an onset (halfway's cap). Chosen on the offline sweep of the
-# simulator's causes over 20 minute alignments each (README, "Incidents"): 2.5 and 3 gave the same errors.
+# above 2.5x is never "back", nor a spike before an onset (the cap of Levels.bar). Chosen on an offline sweep like
+# tests/analysis/measure_incident_alignment.py (1,400 case-alignments): 61 wrong with 2.5, 59 with 3, 77 before.
 SPIKE_RATIO = 2.5
 
 
@@ -109,25 +109,22 @@ def own_metrics(onset: list[dict], baseline: Baseline, th: Thresholds) -> tuple:
     return tuple(most) or (max(counts, key=counts.get),)
 
 
-def halfway(points: list[dict], own: tuple, baseline: Baseline) -> dict:
-    """{metric: bar} for the own metrics with a baseline above 0: the geometric mean of the baseline's median and
-    the median p95 of the incident's minutes, at most SPIKE_RATIO x the baseline's median. TRICKY: a minute of a
-    spiky metric (TTFT p95 of a mixed prompt population) passes the departure limit about once in six healthy
-    minutes; an incident that tripled it is over once its minutes are back nearer the baseline than the
-    incident, and spikes just before an onset are not its start. Geometric: a queue that went from 5 ms to 2 s
-    is still draining at 150 ms. The cap: a retry storm's TTFT 30x its baseline comes in waves, and a minute
-    between them at 4x is not back."""
-    return Levels(points, own, baseline).bar()
-
-
 def still_off(point: dict, baseline: Baseline, th: Thresholds, own: tuple, bar: dict) -> bool:
     """Whether one of an incident's own metrics is off in this minute and above its halfway bar (if it has one)."""
     return any(off_metric(point, m, baseline, th) and point[m]["p95"] > bar.get(m, 0.0) for m in own)
 
 
 class Levels:
-    """The sorted p95s of an incident's own metrics: halfway() for each minute of a long open incident without
-    sorting all its minutes again."""
+    """The sorted p95s of an incident's own metrics, and their *halfway* bars (bar()): for each own metric with a
+    baseline above 0, the geometric mean of the baseline's median and the median p95 of the incident's minutes, at
+    most SPIKE_RATIO x the baseline's median. Sorted as minutes come (add), so a long open incident is not sorted
+    again every minute.
+
+    TRICKY: a minute of a spiky metric (TTFT p95 of a mixed prompt population) passes the departure limit about
+    once in six healthy minutes; an incident that tripled it is over once its minutes are back nearer the baseline
+    than the incident, and spikes just before an onset are not its start. Geometric: a queue that went from 5 ms
+    to 2 s is still draining at 150 ms. The cap: a retry storm's TTFT 30x its baseline comes in waves, and a minute
+    between them at 4x is not back."""
 
     def __init__(self, points: list[dict], own: tuple, baseline: Baseline):
         self.baseline = baseline
@@ -199,12 +196,13 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
 
 
 def settle(found: Found, th: Thresholds) -> None:
-    """Moves the onset past leading minutes that are nearer the baseline than the incident (halfway) on every
+    """Moves the onset past leading minutes that are nearer the baseline than the incident (Levels.bar) on every
     metric off in most of its minutes: spikes, or a few mildly slow minutes, just before the real change."""
     own = own_metrics(found.points, found.baseline, th)
-    bar = halfway(found.points, own, found.baseline)
-    while len(found.points) > 1 and not still_off(found.points[0], found.baseline, th, own, bar):
-        found.points = found.points[1:]
+    bar = Levels(found.points, own, found.baseline).bar()
+    first = next((i for i, p in enumerate(found.points) if still_off(p, found.baseline, th, own, bar)),
+                 len(found.points) - 1)
+    found.points = found.points[first:]
     found.start = found.points[0]["at"]
 
 

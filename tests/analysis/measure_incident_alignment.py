@@ -37,10 +37,10 @@ COLUMNS = ", ".join(f"{m}_ms" for m in buckets.ALL)
 def _overlaid(project, key, seed):
     """(service, onset, end) of one test_incident_accuracy-style case per overlay, scope and steady preset."""
     base = PRESETS["healthy"]
-    cases = [(f"svc-{c}", f"{c}@22m+15m", base.with_(rps=2.0) if c == "decode_throughput" else base) for c in OVERLAID]
+    cases = [(f"svc-{c}-{seed}", f"{c}@22m+15m", base.with_(rps=2.0) if c == "decode_throughput" else base)
+             for c in OVERLAID]
     cases += [(f"scoped-{k}-{seed}", spec.format(service=f"scoped-{k}-{seed}"), base) for k, spec in enumerate(SCOPED)]
     for service, spec, scenario in cases:
-        service = service if service.startswith("scoped-") else f"{service}-{seed}"
         injected = send_simulated(project, key, base=scenario, duration="45m", incidents=[spec], seed=seed,
                                   service=service).incidents[0]
         yield service, spec, injected.onset, injected.end
@@ -102,8 +102,8 @@ def test_measure(clickhouse, alpha):
     th, results = configured(), []
     for seed in SEEDS:
         for service, spec, onset, end in [*_overlaid(project, key, seed), *_switched(project, key, seed)]:
-            rows = client.query_rows(f"SELECT queued_at, {COLUMNS} FROM request_buckets FINAL "
-                                     f"WHERE project_id = {project.id} AND service = '{service}'")
+            rows = client.query_rows(f"SELECT queued_at, {COLUMNS} FROM request_buckets FINAL WHERE project_id = "
+                                     "{p:UInt32} AND service = {s:String}", parameters={"p": project.id, "s": service})
             rows = [(r[0].replace(tzinfo=timezone.utc), *r[1:]) for r in rows]
             wrong = _judge(rows, onset, end, th)
             results.append({"service": service, "case": spec, "alignments": len(range(0, 60, STEP)), "wrong": wrong})

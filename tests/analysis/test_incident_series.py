@@ -79,7 +79,7 @@ def test_an_incident_still_off_at_the_end_is_ongoing_and_two_incidents_are_two()
 
 def test_spikes_around_a_large_incident_neither_start_it_early_nor_keep_it_open():
     """TTFT p95 spikes past the departure limit (1.5x) just before and after a 6x incident: nearer the baseline
-    than the incident (detection.halfway), they are neither its onset nor minutes that keep it open."""
+    than the incident (detection.Levels.bar), they are neither its onset nor minutes that keep it open."""
     def slow(i):
         return point(i, t_first_token=1200.0, ttft=1210.0)
 
