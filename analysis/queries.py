@@ -369,9 +369,22 @@ def incident_series(project_id, service, start, end, route="", tenant="", exact=
     past SKETCH_AFTER read the sketches unless `exact` (incident detection: its thresholds
     judge single minutes, whose few values a sketch's rank can miss by more)."""
     name, params = _sketched("incident_series", project_id, service, start, end, route, tenant, sketchable=not exact)
-    rows = client.query(_sql(name), parameters=params)
-    return [{"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
-             **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}} for r in rows]
+    return [_series_point(r) for r in client.query(_sql(name), parameters=params)]
+
+
+def incident_series_routes(project_id, service, start, end) -> dict[str, list[dict]]:
+    """incident_series (exact) of the whole service under "" and of each of its routes under its name, from one
+    read; a route with no name (spans without one) only counts in the whole service's."""
+    out: dict[str, list[dict]] = {"": []}
+    for r in client.query(_sql("incident_series_routes"), parameters=_params(project_id, service, start, end)):
+        if r["whole"] or r["route"]:
+            out.setdefault("" if r["whole"] else r["route"], []).append(_series_point(r))
+    return out
+
+
+def _series_point(r: dict) -> dict:
+    return {"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
+            **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}}
 
 
 def project_services(project_id, start, end) -> list[str]:

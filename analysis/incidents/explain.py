@@ -29,7 +29,7 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
 
     verdict: a code of analysis.diagnosis.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
     compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first. scope: [{"dimension",
-    "value", "share"}], [] when service-wide. path: the compared flowchart's steps (compare.py), on the dominant
+    "value", "share"}], [] when service-wide; a route's incident names its route first. path: the compared flowchart's steps (compare.py), on the dominant
     tenant's or route's requests when the scope has one. An empty baseline leaves every comparison "not measured",
     the answers absolute, and causes and scope []. Raises AnalysisError: missing_parameter without a service,
     bad_date / window_too_large for either window, unknown_service (404) without requests in the incident.
@@ -55,7 +55,7 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
         ranked = causes_.causes(*_sums(windows, narrow, baseline.window), steps) or ranked
     flowchart, path = compare.walk(steps)
     verdict = ranked[0]["code"] if ranked else flowchart
-    return {"verdict": verdict, "causes": ranked, "scope": where, "path": path,
+    return {"verdict": verdict, "causes": ranked, "scope": _route_first(where, route), "path": path,
             **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds,
                       why(verdict, ranked, path))}
 
@@ -80,6 +80,14 @@ def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
     rows = queries.scope_excess(*windows, bucket, mean_ms, settings.ANALYSIS_SEGMENT_EDGES, settings.ANALYSIS_TOP_N,
                                 scope_.MIN_ATTEMPTS, route=route)
     return scope_.scope(rows, material_ms, cause)
+
+
+def _route_first(where: list[dict], route: str) -> list[dict]:
+    """An incident found on one route's own series (jobs.detect_service) is that route's: it comes first, with
+    all of the excess the incident measured (share 1), before the values that carry it within the route."""
+    if not route:
+        return where
+    return [{"dimension": "route", "value": route, "share": 1.0}, *(w for w in where if w["dimension"] != "route")]
 
 
 def _narrowing(where: list[dict], route: str) -> dict:

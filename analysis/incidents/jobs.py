@@ -14,7 +14,7 @@ from django.conf import settings
 from analysis import queries
 from analysis.fairness import Deadline, run_in_turns
 from analysis.incidents.baseline import DAY, HOUR, Chooser
-from analysis.incidents.detection import detect
+from analysis.incidents.detection import ROUTE_LEVEL, Detection, beside, detect
 from analysis.incidents.records import reconcile
 from analysis.models import Incident, IncidentRecheck
 from analysis.thresholds import configured
@@ -24,48 +24,66 @@ ACTIVE = timedelta(minutes=10)  # a service with attempts this recent is judged 
 MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its onset
 
 
-def detect_service(project_id: int, service: str, start: datetime, end: datetime, now: datetime,
-                   route: str = "") -> dict:
-    """Detect the incidents of one service (one route, "" = all) with an onset in [start, end) and store them in
-    place of those stored there (records.reconcile). A stored incident still open at `start` (or ending after it)
-    is re-judged from its onset. Returns reconcile's counts plus "judged" and "no_baseline" minutes."""
+def detect_service(project_id: int, service: str, start: datetime, end: datetime, now: datetime) -> dict:
+    """Detect the incidents of one service, and of each of its routes, with an onset in [start, end) and store
+    them in place of those stored there (records.reconcile). A route is judged on its own series and baseline
+    (when the service has two routes or more; on its per-minute medians, detection.ROUTE_LEVEL), and its incidents
+    that overlap one of the whole service's are left out (detection.beside). A stored incident still open at
+    `start` (or ending after it) is re-judged from its onset. Returns reconcile's counts plus the whole service's "judged" and "no_baseline" minutes."""
     th = configured()
-    start = _from_onset(project_id, service, route, start, end)
+    start = _from_onset(project_id, service, start, end)
     limit = now.replace(second=0, microsecond=0)
     while True:
-        found = _walk(project_id, service, route, start, end, th)
-        if end >= limit or not found.incidents or found.incidents[-1].end is not None:
+        found = _walk(project_id, service, start, end, th)
+        if end >= limit or not any(d.incidents and d.incidents[-1].end is None for d in found.values()):
             break
         end = min(end + STRETCH, limit)  # a re-judged past stretch ends inside an incident: follow it to its end
-    counts = reconcile(project_id, service, route, start, end, found.incidents, now, th)
-    return {**counts, "judged": found.judged, "no_baseline": found.no_baseline}
+    whole = found.pop("")
+    counts = reconcile(project_id, service, "", start, end, whole.incidents, now, th)
+    # routes with incidents stored in the stretch are reconciled too: those no longer found are deleted
+    stored = Incident.objects.filter(project_id=project_id, service=service, start__gte=start, start__lt=end)
+    for route in sorted(set(found) | set(stored.exclude(route="").values_list("route", flat=True))):
+        kept = beside(whole.incidents, found[route].incidents if route in found else [])
+        _add(counts, reconcile(project_id, service, route, start, end, kept, now, th))
+    return {**counts, "judged": whole.judged, "no_baseline": whole.no_baseline}
 
 
-def _walk(project_id, service, route, start, end, th):
-    """detection.detect over [start, end) on the series read around it (module docstring)."""
+def _walk(project_id, service, start, end, th) -> dict[str, Detection]:
+    """detection.detect over [start, end) of the whole service ("") and of each route, on the series read around it
+    (module docstring): one read of every route's series for the stretch and one for the day before."""
     hours = settings.ANALYSIS_BASELINE_HOURS
-    points = queries.incident_series(project_id, service, start - timedelta(hours=hours), end, route=route, exact=True)
-    previous = queries.incident_series(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY, route=route,
-                                       exact=True)
-    excluded = _stored_minutes(project_id, service, route, start)
-    chooser = Chooser(points, previous, excluded, hours, th.incident_min_attempts, th.incident_baseline_minutes)
-    return detect(points, start, end, chooser, th)
+    points = queries.incident_series_routes(project_id, service, start - timedelta(hours=hours), end)
+    previous = queries.incident_series_routes(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY)
+    # a service of one route: that route's series is the service's
+    judged = list(points) if len(points) > 2 else [""]
+    excluded = _stored_minutes(project_id, service, start)
+    out = {}
+    for route in judged:
+        chooser = Chooser(points[route], previous.get(route, []), excluded(route), hours, th.incident_min_attempts,
+                          th.incident_baseline_minutes)
+        out[route] = detect(points[route], start, end, chooser, th, level=ROUTE_LEVEL if route else "p95")
+    return out
 
 
-def _from_onset(project_id, service, route, start, end) -> datetime:
-    onsets = (Incident.objects.filter(project_id=project_id, service=service, route=route, start__lt=start,
+def _from_onset(project_id, service, start, end) -> datetime:
+    onsets = (Incident.objects.filter(project_id=project_id, service=service, start__lt=start,
                                       start__gte=end - MAX_STRETCH)
               .exclude(end__lte=start).values_list("start", flat=True))
     return min([start, *onsets])
 
 
-def _stored_minutes(project_id, service, route, start):
-    """excluded(at) for the Chooser: whether minute `at` lies in a stored incident with an onset before `start`
-    (those from `start` on are being re-judged: the walk leaves out the ones it finds itself)."""
+def _stored_minutes(project_id, service, start):
+    """excluded(route)(at) for a Chooser: whether minute `at` lies in a stored incident with an onset before
+    `start` (those from `start` on are being re-judged: the walk leaves out the ones it finds itself) of the whole
+    service, or of that route. A route's baseline leaves out the service's incidents too: they slowed every route."""
     since = start - DAY - timedelta(hours=settings.ANALYSIS_BASELINE_HOURS) - HOUR
-    spans = list(Incident.objects.filter(project_id=project_id, service=service, route=route, start__lt=start,
-                                         start__gte=since).values_list("start", "end"))
-    return lambda at: any(s <= at and (e is None or at < e) for s, e in spans)
+    spans = list(Incident.objects.filter(project_id=project_id, service=service, start__lt=start,
+                                         start__gte=since).values_list("route", "start", "end"))
+
+    def excluded(route: str):
+        mine = [(s, e) for r, s, e in spans if r in ("", route)]
+        return lambda at: any(s <= at and (e is None or at < e) for s, e in mine)
+    return excluded
 
 
 def _hour(t: datetime) -> datetime:
@@ -78,8 +96,8 @@ def detect_recent(now: datetime, deadline: Deadline | None = None) -> dict:
     end = now.replace(second=0, microsecond=0)
     start = end - STRETCH
     queues: dict[int, list] = {}
-    for project_id, service, route in _services(end):
-        queues.setdefault(project_id, []).append(("recent", project_id, service, route, start, end))
+    for project_id, service in _services(end):
+        queues.setdefault(project_id, []).append(("recent", project_id, service, start, end))
     rechecks = IncidentRecheck.objects.order_by("queued_at", "id")
     rechecks.filter(hour__gte=start - HOUR).delete()  # the recent stretch covers these already
     for recheck in rechecks:
@@ -89,8 +107,8 @@ def detect_recent(now: datetime, deadline: Deadline | None = None) -> dict:
     def unit(item) -> str:
         if item[0] == "recheck":
             return _recheck(item[1], now, totals)
-        _, project_id, service, route, since, until = item
-        _add(totals, detect_service(project_id, service, since, until, now, route=route))
+        _, project_id, service, since, until = item
+        _add(totals, detect_service(project_id, service, since, until, now))
         return "service"
 
     tally = run_in_turns([iter(q) for q in queues.values()], unit, deadline or Deadline(None), "incidents")
@@ -99,12 +117,12 @@ def detect_recent(now: datetime, deadline: Deadline | None = None) -> dict:
             "deferred": IncidentRecheck.objects.count(), "errors": tally.errors}
 
 
-def _services(end: datetime) -> list[tuple[int, str, str]]:
-    """(project, service, route) to judge: an incident still open first, then those with attempts in the last
+def _services(end: datetime) -> list[tuple[int, str]]:
+    """(project, service) to judge: an incident still open first, then those with attempts in the last
     ACTIVE minutes in an order shuffled per minute, so that a project with more services than a budget holds
     has each of them judged in turn rather than the same first ones every minute."""
-    still_open = set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service", "route"))
-    active = {(p, s, "") for p, s in queries.active_services(end - ACTIVE, end)} - still_open
+    still_open = set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service"))
+    active = set(queries.active_services(end - ACTIVE, end)) - still_open
     minute = end.strftime("%Y%m%d%H%M")
     return sorted(still_open) + sorted(active, key=lambda unit: zlib.crc32(f"{minute}/{unit[1]}".encode()))
 

@@ -13,13 +13,14 @@ MEASURE_OUT (JSON); the totals are printed.
 """
 import json
 import os
+import pickle
 from datetime import timedelta, timezone
 
 import numpy as np
 
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
-from analysis.incidents.detection import detect
+from analysis.incidents.detection import ROUTE_LEVEL, beside, detect
 from analysis.thresholds import configured
 from simulator.scenarios import PRESETS
 from store import client
@@ -31,6 +32,7 @@ from tests.simulated import send_simulated
 SEEDS = [int(s) for s in os.environ.get("MEASURE_SEEDS", "7,21").split(",")]
 STEP = int(os.environ.get("MEASURE_STEP", "3"))
 OUT = os.environ.get("MEASURE_OUT", "/tmp/incident_alignment.json")
+DUMP = os.environ.get("MEASURE_DUMP")  # a path: the cases' attempts are pickled there
 COLUMNS = ", ".join(f"{m}_ms" for m in buckets.ALL)
 
 
@@ -71,21 +73,29 @@ def _series(rows, offset: int) -> list[dict]:
     for at in sorted(minutes):
         point = {"at": at, "attempts": len(minutes[at]), "errors": 0}
         for i, metric in enumerate(buckets.ALL):
-            known = [r[1 + i] for r in minutes[at] if r[1 + i] is not None]
+            known = [r[2 + i] for r in minutes[at] if r[2 + i] is not None]
             point[metric] = {"count": len(known), "p50": float(np.percentile(known, 50)) if known else None,
                              "p95": float(np.percentile(known, 95)) if known else None}
         out.append(point)
     return out
 
 
+def _detect(points, th, level="p95"):
+    chooser = Chooser(points, [], lambda at: False, 3, th.incident_min_attempts, th.incident_baseline_minutes)
+    return detect(points, points[0]["at"], points[-1]["at"] + timedelta(minutes=1), chooser, th, level).incidents
+
+
 def _judge(rows, onset, end, th) -> list:
-    """The offsets judged wrong, with what was found there."""
-    wrong = []
+    """The offsets judged wrong, with what was found there (the whole service's incidents and its routes' beside
+    them, as jobs.detect_service keeps them)."""
+    wrong, routes = [], sorted({r[1] for r in rows if r[1]})
     for offset in range(0, 60, STEP):
         # complete minutes only, as the minute job judges them: the first and last of a shifted series are partial
         points, shift = _series(rows, offset)[1:-1], timedelta(seconds=offset)
-        chooser = Chooser(points, [], lambda at: False, 3, th.incident_min_attempts, th.incident_baseline_minutes)
-        found = detect(points, points[0]["at"], points[-1]["at"] + timedelta(minutes=1), chooser, th).incidents
+        whole = found = _detect(points, th)
+        for route in routes if len(routes) > 1 else []:
+            mine = _series([r for r in rows if r[1] == route], offset)[1:-1]
+            found = found + (beside(whole, _detect(mine, th, ROUTE_LEVEL)) if mine else [])
         found = [(f.start - shift, f.end and f.end - shift) for f in found]
         if onset is None:
             ok = not found
@@ -99,17 +109,22 @@ def _judge(rows, onset, end, th) -> list:
 
 def test_measure(clickhouse, alpha):
     project, key = alpha
-    th, results = configured(), []
+    th, results, dumped = configured(), [], {}
     for seed in SEEDS:
         for service, spec, onset, end in [*_overlaid(project, key, seed), *_switched(project, key, seed)]:
-            rows = client.query_rows(f"SELECT queued_at, {COLUMNS} FROM request_buckets FINAL WHERE project_id = "
+            rows = client.query_rows(f"SELECT queued_at, route, {COLUMNS} FROM request_buckets FINAL WHERE project_id = "
                                      "{p:UInt32} AND service = {s:String}", parameters={"p": project.id, "s": service})
             rows = [(r[0].replace(tzinfo=timezone.utc), *r[1:]) for r in rows]
+            if DUMP:
+                dumped[service] = (spec, onset, end, rows)
             wrong = _judge(rows, onset, end, th)
             results.append({"service": service, "case": spec, "alignments": len(range(0, 60, STEP)), "wrong": wrong})
             print(f"{service:40s} {spec:45s} wrong {len(wrong)}", flush=True)
     with open(OUT, "w") as out:
         json.dump(results, out, indent=1)
+    if DUMP:  # the attempts of every case, to judge them again offline (_judge) without sending them again
+        with open(DUMP, "wb") as out:
+            pickle.dump(dumped, out)
     total = sum(r["alignments"] for r in results)
     print(f"wrong {sum(len(r['wrong']) for r in results)} of {total} case-alignments "
           f"({sum(len(r['wrong']) for r in results if r['case'].startswith('preprocessing@') and 'route=' in r['case'])}"

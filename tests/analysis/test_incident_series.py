@@ -51,6 +51,33 @@ def test_a_steady_service_has_no_incident_however_slow():
     assert run(slow).incidents == []
 
 
+def test_a_route_is_judged_on_its_medians_and_left_out_where_its_service_has_an_incident():
+    """A minor route's p95 is about its few attempts' maximum: three minutes of it tripled (p50 steady) are an
+    incident on p95s, not on the p50s a route is judged on (ROUTE_LEVEL); a shift of its typical request is one.
+    beside() keeps a route's incident only where the whole service has none."""
+    from analysis.incidents.detection import ROUTE_LEVEL, Found, beside
+
+    def route_point(i, p50=100.0, p95=300.0):
+        out = point(i, attempts=12)
+        for name in ("t_first_token", "ttft"):
+            out[name] = {"p50": p50 * random.Random(i).uniform(0.95, 1.05), "p95": p95, "count": 12}
+        return out
+
+    def judged(series, level):
+        chooser = Chooser(series, [], lambda at: False, 3, TH.incident_min_attempts, TH.incident_baseline_minutes)
+        return detect(series, series[0]["at"], series[-1]["at"] + MINUTE, chooser, TH, level).incidents
+
+    spiky = [route_point(i, p95=900.0) if 40 <= i < 46 else route_point(i) for i in range(80)]
+    assert len(judged(spiky, "p95")) == 1 and judged(spiky, ROUTE_LEVEL) == []
+    shifted = [route_point(i, p50=400.0, p95=1200.0) if 40 <= i < 55 else route_point(i) for i in range(80)]
+    [found] = judged(shifted, ROUTE_LEVEL)
+    assert (found.start, found.end, found.level) == (T0 + 40 * MINUTE, T0 + 55 * MINUTE, "p50")
+    assert found.peak()["ttft"]["p95"] == 1200.0  # what is stored and shown stays the p95
+    service_wide = Found(T0 + 50 * MINUTE, found.baseline, end=None)
+    assert beside([service_wide], [found]) == [] and beside([], [found]) == [found]
+    assert beside([Found(T0, found.baseline, end=T0 + 40 * MINUTE)], [found]) == [found]  # ends as it starts
+
+
 def test_noise_tiny_buckets_and_short_blips_are_not_incidents():
     series = [point(i) for i in range(90)]
     for i in (30, 31):  # two minutes off: shorter than the persistence
@@ -130,7 +157,7 @@ ROWS_SQL = """
 INSERT INTO request_buckets (project_id, service, instance, tenant, route, model, run_id, trace_id, span_id, attempt,
   status, start_at, queued_at, t_queue_ms, t_conn_ms, t_first_token_ms, t_stream_ms, t_post_ms, t_retry_ms, ttft_ms,
   total_ms, is_final_attempt, run_attempt_count, computed_at)
-SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', '/chat', 'm-8b', concat({tag:String}, toString(number)),
+SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', {route:String}, 'm-8b', concat({tag:String}, toString(number)),
   lower(hex(sipHash128({tag:String}, number))), lower(hex(sipHash64({tag:String}, number))), 1, 'ok',
   {start:DateTime64(9, 'UTC')} + toIntervalMillisecond(intDiv(number * 60000, {per_minute:UInt32})) AS q, q,
   NULL, 5, {first_token_ms:Float64} * (0.7 + (sipHash64(number, 1) % 600) / 1000) AS ft, 800, 10, 0,
@@ -138,10 +165,11 @@ SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', '/chat', 'm-8b', concat({ta
 FROM numbers({n:UInt64})"""
 
 
-def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_minute=60, tag="a"):
+def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_minute=60, tag="a", route="/chat"):
     """per_minute attempts a minute for `minutes` from `start`, t_first_token around first_token_ms, t_queue NULL."""
     client.command(ROWS_SQL, parameters={
         "p": project_id, "service": service, "tag": f"{tag}{start:%H%M}", "start": start.replace(tzinfo=None),
+        "route": route,
         "per_minute": per_minute, "first_token_ms": first_token_ms, "n": minutes * per_minute})
     publish_buckets(project_id)
 
@@ -186,6 +214,39 @@ def test_detection_is_stored_once_and_a_rerun_changes_nothing(clickhouse, alpha)
     assert set(shaped) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url"}
     assert (shaped["start"], shaped["end"]) == ("2026-11-20T08:40:00Z", "2026-11-20T08:55:00Z")
     assert set(shaped["baseline"]) == {"start", "end", "buckets", "ttft", "total"}
+
+
+def test_a_slow_minor_route_is_its_own_incident_and_a_service_wide_one_covers_its_routes(clickhouse, alpha):
+    """/summarize (12 of 312 attempts a minute) triples its first-token time for 15 minutes: the service's p95 hardly
+    moves (its top 5 % are mostly /chat's), the route's own series departs. Then both routes slow down together:
+    one incident of the whole service, none of the routes beside it."""
+    from analysis.incidents.jobs import detect_service
+    from analysis.incidents.records import incidents_overlapping
+    from analysis.models import Incident
+    project, _ = alpha
+    rows(clickhouse, project.id, "svc", T0, 90, per_minute=300)
+    for start, minutes, ms in ((0, 40, 200.0), (40, 15, 600.0), (55, 35, 200.0)):
+        rows(clickhouse, project.id, "svc", T0 + start * MINUTE, minutes, first_token_ms=ms, per_minute=12,
+             route="/summarize", tag="s")
+    from analysis.queries import incident_series, incident_series_routes
+    together = incident_series_routes(project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE)
+    assert sorted(together) == ["", "/chat", "/summarize"]
+    for route in together:  # one read of every route's series: each as its own read gives it
+        assert together[route] == incident_series(project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE, route=route)
+    out = detect_service(project.id, "svc", T0, T0 + 90 * MINUTE, T0 + 95 * MINUTE)
+    [row] = Incident.objects.all()
+    assert (out["created"], row.route, row.start, row.end) == (1, "/summarize", T0 + 40 * MINUTE, T0 + 55 * MINUTE)
+    assert row.scope[0] == {"dimension": "route", "value": "/summarize", "share": 1.0}
+    assert row.verdict != "unknown" and row.causes
+    assert [i.id for i in incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE)] == [row.id]
+    assert incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, route="/chat") == []
+    # both routes slow from T0+90m for 15 minutes: the whole service's incident, and the routes' are left out
+    later = T0 + 90 * MINUTE
+    for route, per_minute in (("/chat", 300), ("/summarize", 12)):
+        rows(clickhouse, project.id, "svc", later, 15, first_token_ms=600.0, per_minute=per_minute, route=route, tag="w")
+        rows(clickhouse, project.id, "svc", later + 15 * MINUTE, 15, per_minute=per_minute, route=route, tag="w")
+    detect_service(project.id, "svc", later - 30 * MINUTE, later + 30 * MINUTE, later + 35 * MINUTE)
+    assert sorted((i.route, i.start) for i in Incident.objects.all()) == [("", later), ("/summarize", T0 + 40 * MINUTE)]
 
 
 def test_an_ongoing_incident_is_open_then_closed_keeping_its_id(clickhouse, alpha):
