@@ -14,8 +14,8 @@ open on TTFT spikes it never had; nor is a minute still off once its own metrics
 the incident (Levels.bar). It closes at the first normal minute from which incident_persist_minutes normal minutes come
 with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
 end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
-moves past leading minutes nearer the baseline than the incident (settle). A closed stretch shorter than
-incident_min_minutes is dropped as a blip, and an open one is not reported before it has lasted that long (a
+moves to the first of incident_persist_minutes minutes in a row nearer the incident than the baseline (settle). A
+closed stretch shorter than incident_min_minutes is dropped as a blip, and an open one is not reported before it has lasted that long (a
 blip-to-be would come and go in the minute job's answers, and its alert with it). Still off, or not yet back for
 long enough, when the series ends: ongoing, end None.
 
@@ -220,12 +220,18 @@ def beside(whole: list[Found], route: list[Found]) -> list[Found]:
 
 
 def settle(found: Found, th: Thresholds) -> None:
-    """Moves the onset past leading minutes that are nearer the baseline than the incident (Levels.bar) on every
-    metric off in most of its minutes: spikes, or a few mildly slow minutes, just before the real change."""
+    """Moves the onset to the first of incident_persist_minutes minutes in a row that are all nearer the incident
+    than the baseline (above Levels.bar) on a metric off in most of its minutes (else to the first such minute):
+    spikes, or a few mildly slow minutes, just before the real change are not its start. TRICKY: in a row,
+    as an incident opens: healthy TTFT p95 spikes past 3x its baseline median now and then, and two such spikes with a
+    normal minute between them had started a network incident four minutes early."""
     own = own_metrics(found.points, found.baseline, th, found.level)
     bar = Levels(found.points, own, found.baseline, found.level).bar()
-    first = next((i for i, p in enumerate(found.points) if still_off(p, found.baseline, th, own, bar, found.level)),
-                 len(found.points) - 1)
+    off = [still_off(p, found.baseline, th, own, bar, found.level) for p in found.points]
+    run = th.incident_persist_minutes
+    first = next((i for i in range(len(off) - run + 1) if all(off[i:i + run])), None)
+    if first is None:
+        first = next((i for i, is_off in enumerate(off) if is_off), len(off) - 1)
     found.points = found.points[first:]
     found.start = found.points[0]["at"]
 

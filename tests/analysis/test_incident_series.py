@@ -118,6 +118,17 @@ def test_spikes_around_a_large_incident_neither_start_it_early_nor_keep_it_open(
     assert [(f.start, f.end) for f in found.incidents] == [(T0 + 40 * MINUTE, T0 + 55 * MINUTE)]
 
 
+def test_spikes_just_before_an_incident_with_a_normal_minute_among_them_are_not_its_onset():
+    """Healthy TTFT p95 spikes past 3x its median now and then (the alignment measure's network case): three off
+    minutes (two of them spikes) and a normal one just before a 6x incident open it, but its onset is where
+    incident_persist_minutes minutes in a row are nearer the incident than the baseline."""
+    spikes = {16: 660.0, 17: 430.0, 18: 650.0}
+    series = [point(i, t_first_token=spikes[i], ttft=spikes[i]) if i in spikes else grown(
+        i, 20, 33, t_first_token=1300.0, ttft=1300.0) for i in range(50)]
+    assert [(f.start, f.end) for f in run(series, start=T0 + 15 * MINUTE).incidents] == [
+        (T0 + 20 * MINUTE, T0 + 33 * MINUTE)]
+
+
 def test_the_minutes_that_close_a_blip_can_start_the_next_incident():
     """Three TTFT spikes open an incident that closes as a blip; its closing minutes, normal for TTFT, are judged
     again with nothing open, so the post-processing incident starting among them starts there."""
