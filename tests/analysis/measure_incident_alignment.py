@@ -33,12 +33,21 @@ SEEDS = [int(s) for s in os.environ.get("MEASURE_SEEDS", "7,21").split(",")]
 STEP = int(os.environ.get("MEASURE_STEP", "3"))
 OUT = os.environ.get("MEASURE_OUT", "/tmp/incident_alignment.json")
 DUMP = os.environ.get("MEASURE_DUMP")  # a path: the cases' attempts are pickled there
+ONLY_SCOPED = [spec for spec in os.environ.get("MEASURE_SCOPED", "").split(";") if spec]
 COLUMNS = ", ".join(f"{m}_ms" for m in buckets.ALL)
 
 
 def _overlaid(project, key, seed):
-    """(service, onset, end) of one test_incident_accuracy-style case per overlay, scope and steady preset."""
+    """(service, onset, end) of one test_incident_accuracy-style case per overlay, scope and steady preset; with
+    MEASURE_SCOPED (specs separated by ";", {service} for the service's name) only those scoped cases."""
     base = PRESETS["healthy"]
+    if ONLY_SCOPED:
+        for k, spec in enumerate(ONLY_SCOPED):
+            service = f"only-{k}-{seed}"
+            injected = send_simulated(project, key, base=base, duration="45m", incidents=[spec.format(service=service)],
+                                      seed=seed, service=service).incidents[0]
+            yield service, spec, injected.onset, injected.end
+        return
     cases = [(f"svc-{c}-{seed}", f"{c}@22m+15m", base.with_(rps=2.0) if c == "decode_throughput" else base)
              for c in OVERLAID]
     cases += [(f"scoped-{k}-{seed}", spec.format(service=f"scoped-{k}-{seed}"), base) for k, spec in enumerate(SCOPED)]
@@ -111,9 +120,12 @@ def test_measure(clickhouse, alpha):
     project, key = alpha
     th, results, dumped = configured(), [], {}
     for seed in SEEDS:
-        for service, spec, onset, end in [*_overlaid(project, key, seed), *_switched(project, key, seed)]:
-            rows = client.query_rows(f"SELECT queued_at, route, {COLUMNS} FROM request_buckets FINAL WHERE project_id = "
-                                     "{p:UInt32} AND service = {s:String}", parameters={"p": project.id, "s": service})
+        switched = [] if ONLY_SCOPED else _switched(project, key, seed)
+        for service, spec, onset, end in [*_overlaid(project, key, seed), *switched]:
+            # the tenant last: _series reads the columns by position, a dump keeps it for an offline look at tenants
+            rows = client.query_rows(f"SELECT queued_at, route, {COLUMNS}, tenant FROM request_buckets FINAL "
+                                     "WHERE project_id = {p:UInt32} AND service = {s:String}",
+                                     parameters={"p": project.id, "s": service})
             rows = [(r[0].replace(tzinfo=timezone.utc), *r[1:]) for r in rows]
             if DUMP:
                 dumped[service] = (spec, onset, end, rows)
