@@ -122,8 +122,8 @@ def test_measure(clickhouse, alpha):
     for seed in SEEDS:
         switched = [] if ONLY_SCOPED else _switched(project, key, seed)
         for service, spec, onset, end in [*_overlaid(project, key, seed), *switched]:
-            # the tenant last: _series reads the columns by position, a dump keeps it for an offline look at tenants
-            rows = client.query_rows(f"SELECT queued_at, route, {COLUMNS}, tenant FROM request_buckets FINAL "
+            # tenant and instance last: _series reads the columns by position, a dump keeps them for offline looks
+            rows = client.query_rows(f"SELECT queued_at, route, {COLUMNS}, tenant, instance FROM request_buckets FINAL "
                                      "WHERE project_id = {p:UInt32} AND service = {s:String}",
                                      parameters={"p": project.id, "s": service})
             rows = [(r[0].replace(tzinfo=timezone.utc), *r[1:]) for r in rows]
