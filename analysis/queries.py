@@ -362,29 +362,38 @@ def _mean(total, count) -> float | None:
     return float(total) / int(count) if count else None
 
 
-def incident_series(project_id, service, start, end, route="", tenant="", exact=False) -> list[dict]:
+def incident_series(project_id, service, start, end, route="", tenant="", exact=False, instance="") -> list[dict]:
     """[{"at" (aware UTC minute), "attempts", "errors", bucket: {"p50", "p95", "count"} per analysis.buckets.ALL}]
     per minute of queued_at in [start, end) that has attempts, oldest first. A bucket with no known value in a
     minute has count 0 and None quantiles (not measured, never 0). Each hour's current rows: counts are logical. Windows
     past SKETCH_AFTER read the sketches unless `exact` (incident detection: its thresholds
-    judge single minutes, whose few values a sketch's rank can miss by more)."""
-    name, params = _sketched("incident_series", project_id, service, start, end, route, tenant, sketchable=not exact)
+    judge single minutes, whose few values a sketch's rank can miss by more) or one instance's (no sketch per
+    instance and minute)."""
+    name, params = _sketched("incident_series", project_id, service, start, end, route, tenant,
+                             sketchable=not exact and not instance, instance=instance)
     return [_series_point(r) for r in client.query(_sql(name), parameters=params)]
 
 
-def incident_series_routes(project_id, service, start, end) -> dict[str, list[dict]]:
-    """incident_series (exact) of the whole service under "" and of each of its routes under its name, from one
-    read; a route with no name (spans without one) only counts in the whole service's."""
-    out: dict[str, list[dict]] = {"": []}
-    for r in client.query(_sql("incident_series_routes"), parameters=_params(project_id, service, start, end)):
-        if r["whole"] or r["route"]:
-            out.setdefault("" if r["whole"] else r["route"], []).append(_series_point(r))
+def incident_series_slices(project_id, service, start, end, min_attempts: int, min_minutes: int,
+                           max_slices: int) -> dict[tuple[str, str], list[dict]]:
+    """incident_series (exact) of the whole service under ("", "") and, under ("route" | "tenant" | "instance",
+    name), of each slice worth judging on its own, from one read: of a dimension with two named values or more, with
+    min_minutes minutes of min_attempts attempts, among the max_slices busiest of its dimension."""
+    out: dict[tuple[str, str], list[dict]] = {("", ""): []}
+    params = _params(project_id, service, start, end, min_attempts=min_attempts, min_minutes=min_minutes,
+                     max_slices=max_slices)
+    for r in client.query(_sql("incident_series_slices"), parameters=params):
+        out.setdefault((r["dimension"], r["value"]), []).append(_series_point(r))
     return out
 
 
 def _series_point(r: dict) -> dict:
-    return {"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"]),
-            **{name: _stats(r, name, ("p50", "p95")) for name in buckets.ALL}}
+    point = {"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"])}
+    for name in buckets.ALL:  # _stats' shape, written out: detection reads thousands of these a minute
+        count = int(r[f"{name}_count"])
+        p50, p95 = r[f"{name}_q"] if count else (None, None)
+        point[name] = {"p50": finite(p50), "p95": finite(p95), "count": count}
+    return point
 
 
 def project_services(project_id, start, end) -> list[str]:

@@ -66,7 +66,10 @@ def page_context(page, incident) -> dict:
     start, end = window_of(incident, now)
     f = page.filters = replace(page.filters, service=incident.service, route=incident.route, range="", start=start,
                                end=end)  # the tenant filter stays in the links to other pages, as everywhere
-    points = queries.incident_series(page.project.pk, incident.service, start, end, route=incident.route)
+    # an incident found on a tenant's or an instance's own series is drawn on it, against its baseline
+    found_on = (incident.detail or {}).get("slice")
+    points = queries.incident_series(page.project.pk, incident.service, start, end, route=incident.route,
+                                     **({found_on["dimension"]: found_on["value"]} if found_on else {}))
     span = (incident.start, incident.end or now)
     grown = headlines.grown(incident)[:MAX_SERIES]
     charts = [(f"series-{m}", incident_charts.series_chart(points, m, incident.baseline, span, (start, end)))

@@ -9,9 +9,11 @@ Per metric (analysis.buckets.ALL) the statistics are the median and the MAD of t
 over the baseline minutes with enough known values: medians of minutes, not a quantile of pooled attempts, so
 one busy minute weighs no more than a quiet one and an outlier minute barely moves them.
 """
-import statistics
+import bisect
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+import numpy as np
 
 from analysis import buckets
 from analysis.windows import iso
@@ -20,6 +22,7 @@ MINUTE = timedelta(minutes=1)
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)
 LEVELS = ("p50", "p95")
+COLUMNS = [(metric, level) for metric in buckets.ALL for level in LEVELS]
 
 
 @dataclass(frozen=True)
@@ -47,24 +50,42 @@ class Baseline:
                 "ttft": levels("ttft"), "total": levels("total")}
 
 
-def mad(values: list[float], center: float) -> float:
-    """The median absolute deviation of `values` around `center`."""
-    return statistics.median(abs(v - center) for v in values)
-
-
 def summarize(points: list[dict], source: str, min_attempts: int) -> Baseline:
     """The Baseline of these series points (queries.incident_series rows with enough attempts)."""
-    stats = {}
-    for metric in buckets.ALL:
-        known = [p[metric] for p in points if p[metric]["count"] >= min_attempts]
-        if not known:
-            continue
-        stats[metric] = {}
-        for level in LEVELS:
-            values = [k[level] for k in known]
-            center = statistics.median(values)
-            stats[metric][level] = (center, mad(values, center))
-    return Baseline(points[0]["at"], points[-1]["at"] + MINUTE, len(points), source, stats)
+    return _summary(points[0]["at"], points[-1]["at"], _matrix(points, min_attempts), source)
+
+
+def _matrix(points: list[dict], min_attempts: int) -> np.ndarray:
+    """One row per point, a column per (metric, level) of COLUMNS: the value, NaN when the minute has fewer than
+    min_attempts known values of that metric (not measured enough to count)."""
+    return np.array([[p[m][level] if p[m]["count"] >= min_attempts and p[m][level] is not None else np.nan
+                      for m, level in COLUMNS] for p in points], dtype=float).reshape(len(points), len(COLUMNS))
+
+
+def _summary(first: datetime, last: datetime, rows: np.ndarray, source: str) -> Baseline:
+    """The Baseline of the minutes first..last whose values are `rows` (_matrix): per (metric, level) with a known
+    value, the median of its values and their median absolute deviation around it. TRICKY: numpy, not
+    statistics.median per column: a walk makes a baseline for every judged minute of the service and of each slice,
+    and sorting 16 columns in Python was most of the incidents step's time."""
+    stats: dict = {}
+    known = ~np.isnan(rows).all(axis=0)
+    if known.any():
+        block = rows[:, known]
+        center = _medians(block)
+        spread = _medians(np.abs(block - center))
+        for (metric, level), c, d in zip((col for col, k in zip(COLUMNS, known) if k), center, spread):
+            stats.setdefault(metric, {})[level] = (float(c), float(d))
+    return Baseline(first, last + MINUTE, len(rows), source, stats)
+
+
+def _medians(block: np.ndarray) -> np.ndarray:
+    """Each column's median over its known (non-NaN) values, as statistics.median gives it (the mean of the two
+    middle values of an even count); every column has one known value at least. np.nanmedian does the same through
+    masked arrays, ~20x slower on a few hundred rows."""
+    ranked = np.sort(block, axis=0)  # NaN last
+    count = (~np.isnan(block)).sum(axis=0)
+    columns = np.arange(block.shape[1])
+    return (ranked[(count - 1) // 2, columns] + ranked[count // 2, columns]) / 2
 
 
 class Chooser:
@@ -76,6 +97,9 @@ class Chooser:
 
     def __init__(self, points, previous, excluded, hours: int, min_attempts: int, min_minutes: int):
         self.points = [p for p in points if p["attempts"] >= min_attempts]
+        self._rows = _matrix(self.points, min_attempts)  # summarize's matrix of every point, sliced per minute
+        self._at = [p["at"] for p in self.points]  # oldest first, as the series comes
+        self._kept = [not excluded(at) for at in self._at]
         self.previous = [p for p in previous if p["attempts"] >= min_attempts]
         self.excluded, self.span = excluded, timedelta(hours=hours)
         self.min_attempts, self.min_minutes = min_attempts, min_minutes
@@ -94,9 +118,12 @@ class Chooser:
         return self._previous_cache[hour]
 
     def _preceding(self, t: datetime, skip: set) -> Baseline | None:
-        used = [p for p in self.points if t - self.span <= p["at"] < t
-                and p["at"] not in skip and not self.excluded(p["at"])]
-        return self._make(used, "preceding")
+        at, kept = self._at, self._kept
+        used = [i for i in range(bisect.bisect_left(at, t - self.span), bisect.bisect_left(at, t))
+                if kept[i] and at[i] not in skip]
+        if len(used) < self.min_minutes:
+            return None
+        return _summary(self.points[used[0]]["at"], self.points[used[-1]]["at"], self._rows[used], "preceding")
 
     def _make(self, used: list[dict], source: str) -> Baseline | None:
         return summarize(used, source, self.min_attempts) if len(used) >= self.min_minutes else None

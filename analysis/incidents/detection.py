@@ -19,8 +19,8 @@ closed stretch shorter than incident_min_minutes is dropped as a blip, and an op
 blip-to-be would come and go in the minute job's answers, and its alert with it). Still off, or not yet back for
 long enough, when the series ends: ongoing, end None.
 
-A route's series is judged the same way on its per-minute p50s instead (ROUTE_LEVEL), and its incidents that
-overlap one of its whole service's are left out (beside).
+A slice's series (a route's, a tenant's, an instance's) is judged the same way on its per-minute p50s instead
+(SLICE_LEVEL), and its incidents that overlap one of its whole service's are left out (beside).
 """
 import bisect
 import statistics
@@ -40,12 +40,16 @@ CLOSING_SPIKES = 2
 # above 2.5x is never "back", nor a spike before an onset (the cap of Levels.bar). Chosen on an offline sweep like
 # tests/analysis/measure_incident_alignment.py (1,400 case-alignments): 61 wrong with 2.5, 59 with 3, 77 before.
 SPIKE_RATIO = 2.5
-# A route is judged on its per-minute medians: a minor route has ~10-40 attempts a minute, whose p95 is about their
-# maximum, and a route's own change (a slow retriever, a slow stage for its requests) moves its typical request.
+# A slice (route, tenant, instance) is judged on its per-minute medians: a minor route has ~10-40 attempts a minute,
+# whose p95 is about their maximum, and a slice's own change (a slow retriever, a far region, a sick instance) moves
+# its typical request.
 # On tests/analysis/measure_incident_alignment.py's 1,040 case-alignments, routes judged on p95s found the slow minor
 # route in 38 of 40 but made 20 false incidents on healthy services (55 -> 70 wrong); on p50s 40 of 40 and none
-# (55 -> 29 wrong).
-ROUTE_LEVEL = "p50"
+# (55 -> 29 wrong). Tenants and instances judged too: the same there, and 94 -> 22 wrong of 360 on other scopes
+# (preprocessing for a 10 % tenant, long prompts on one instance of three). README "Where the minute boundaries fall".
+SLICE_LEVEL = "p50"
+SLICES = ("route", "tenant", "instance")  # the dimensions whose values are judged on their own, in this order
+MAX_SLICES = 8  # values judged per service and dimension (the busiest): each costs a walk of its own
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Found:
     points: list = field(default_factory=list)
     own: tuple = buckets.ALL  # the metrics that keep it open (own_metrics)
     level: str = "p95"  # the per-minute quantile it was judged on (detect)
+    slice: dict | None = None  # {"dimension", "value"}: found on a tenant's or an instance's own series (jobs.py)
 
     def departed(self, th: Thresholds) -> list[str]:
         """The metrics off in at least one of the incident's minutes, the most off minutes first."""
@@ -160,7 +165,7 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
            level: str = "p95") -> Detection:
     """The incidents with an onset in the judged minutes of [start, end) (an incident open at `start` must be
     judged from its onset: the caller starts the stretch there). `points`: incident_series rows, oldest first.
-    `level`: the per-minute quantile judged, "p95" (a service) or "p50" (a route: ROUTE_LEVEL)."""
+    `level`: the per-minute quantile judged, "p95" (a service) or "p50" (a slice: SLICE_LEVEL)."""
     judged = [p for p in points if start <= p["at"] < end and p["attempts"] >= th.incident_min_attempts]
     out = Detection([], judged=len(judged))
     run: list[tuple[dict, Baseline]] = []  # consecutive off minutes, not yet an incident
@@ -211,12 +216,45 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
 
 
 def beside(whole: list[Found], route: list[Found]) -> list[Found]:
-    """A route's incidents that overlap none of its whole service's (`whole`): a service-wide incident covers its
-    routes' (its scope names the route when the excess is there), so one change is one incident. What is left is
-    a route that changed while the service's p95 did not: a slow minor route hardly moves it."""
+    """A slice's incidents (`route`) that overlap none of `whole` (its whole service's, and those of the slices
+    kept before it): a service-wide incident covers its slices' (its scope names the slice when the excess is
+    there), so one change is one incident. What is left is a slice that changed while the service's p95 did not: a
+    slow minor route hardly moves it."""
     def overlaps(a: Found, b: Found) -> bool:
         return (a.end is None or b.start < a.end) and (b.end is None or a.start < b.end)
     return [found for found in route if not any(overlaps(found, other) for other in whole)]
+
+
+def judged_slices(points: dict, th: Thresholds) -> list[tuple[str, str]]:
+    """The slices of `points` ({(dimension, value): series}, every value of each dimension) worth judging on their
+    own, as incident_series_slices.sql selects them in the store: of a dimension with two values or more, those with
+    enough busy minutes for a baseline (incident_baseline_minutes with incident_min_attempts), at most MAX_SLICES a
+    dimension, busiest first (a project's thousands of tenants are not judged one by one: one too quiet for a
+    baseline could not be). For series computed outside the store (tests/analysis/measure_incident_alignment.py)."""
+    out = []
+    for dimension in SLICES:
+        values = [key for key in points if key[0] == dimension]
+        if len(values) < 2:
+            continue
+        busy = {key: sum(1 for p in points[key] if p["attempts"] >= th.incident_min_attempts) for key in values}
+        ranked = sorted((key for key in values if busy[key] >= th.incident_baseline_minutes),
+                        key=lambda key: (-sum(p["attempts"] for p in points[key]), key))
+        out += ranked[:MAX_SLICES]
+    return out
+
+
+def keep_slices(whole: list[Found], found: dict[tuple[str, str], list[Found]]) -> dict[tuple[str, str], list[Found]]:
+    """Each slice's incidents beside the whole service's and those of the slices kept before it (routes, then
+    tenants, then instances; by name), so that one change is one incident; a tenant's or an instance's get their
+    `slice`."""
+    kept, out = list(whole), {}
+    for key in sorted(found, key=lambda key: (SLICES.index(key[0]), key[1])):
+        out[key] = mine = beside(kept, found[key])
+        kept += mine
+        if key[0] != "route":
+            for item in mine:
+                item.slice = {"dimension": key[0], "value": key[1]}
+    return out
 
 
 def settle(found: Found, th: Thresholds) -> None:

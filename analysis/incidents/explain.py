@@ -23,13 +23,14 @@ NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the
 
 
 def explain(project_id: int, service: str, start: datetime, end: datetime, baseline_start: datetime,
-            baseline_end: datetime, route: str = "") -> dict:
+            baseline_end: datetime, route: str = "", slice_: dict | None = None) -> dict:
     """{"verdict", "causes", "scope", "path", "findings", "recommendations"} for the incident [start, end) of
     `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
 
     verdict: a code of analysis.diagnosis.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
     compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first. scope: [{"dimension",
-    "value", "share"}], [] when service-wide; a route's incident names its route first. path: the compared flowchart's steps (compare.py), on the dominant
+    "value", "share"}], [] when service-wide; an incident found on a route's own series names its route first, one
+    found on a tenant's or an instance's (`slice_`: {"dimension", "value"}) names that slice first. path: the compared flowchart's steps (compare.py), on the dominant
     tenant's or route's requests when the scope has one. An empty baseline leaves every comparison "not measured",
     the answers absolute, and causes and scope []. Raises AnalysisError: missing_parameter without a service,
     bad_date / window_too_large for either window, unknown_service (404) without requests in the incident.
@@ -47,6 +48,8 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     steps = compare.compared_steps(incident, baseline, thresholds)
     ranked = causes_.causes(*_sums(windows, {"route": route}, baseline.window), steps)
     where = _scope(windows, baseline, ranked[0]["code"] if ranked else compare.walk(steps)[0], route)
+    if slice_:  # the path and causes of a tenant's incident are that tenant's (an instance's cannot be narrowed to)
+        where = _named_first(where, slice_["dimension"], slice_["value"])
     narrow = _narrowing(where, route)
     if narrow:
         incident = collect(project_id, service, start, end, **narrow)
@@ -55,7 +58,8 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
         ranked = causes_.causes(*_sums(windows, narrow, baseline.window), steps) or ranked
     flowchart, path = compare.walk(steps)
     verdict = ranked[0]["code"] if ranked else flowchart
-    return {"verdict": verdict, "causes": ranked, "scope": _route_first(where, route), "path": path,
+    return {"verdict": verdict, "causes": ranked, "scope": _named_first(where, "route", route) if route else where,
+            "path": path,
             **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds,
                       why(verdict, ranked, path))}
 
@@ -82,12 +86,14 @@ def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
     return scope_.scope(rows, material_ms, cause)
 
 
-def _route_first(where: list[dict], route: str) -> list[dict]:
-    """An incident found on one route's own series (jobs.detect_service) is that route's: it comes first, with
-    all of the excess the incident measured (share 1), before the values that carry it within the route."""
-    if not route:
-        return where
-    return [{"dimension": "route", "value": route, "share": 1.0}, *(w for w in where if w["dimension"] != "route")]
+def _named_first(where: list[dict], dimension: str, value: str) -> list[dict]:
+    """An incident found on one slice's own series (jobs.detect_service) is that slice's: it comes first, with the
+    share of the excess the scope found for it, or all of it (share 1: within a route's own requests every
+    excess is the route's), before the values that carry the excess beside it."""
+    named = [w for w in where if (w["dimension"], w["value"]) == (dimension, value)]
+    share = named[0]["share"] if named else 1.0
+    return [{"dimension": dimension, "value": value, "share": share},
+            *(w for w in where if (w["dimension"], w["value"]) != (dimension, value))]
 
 
 def _narrowing(where: list[dict], route: str) -> dict:

@@ -14,7 +14,7 @@ from django.conf import settings
 from analysis import queries
 from analysis.fairness import Deadline, run_in_turns
 from analysis.incidents.baseline import DAY, HOUR, Chooser
-from analysis.incidents.detection import ROUTE_LEVEL, Detection, beside, detect
+from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, Detection, detect, keep_slices
 from analysis.incidents.records import reconcile
 from analysis.models import Incident, IncidentRecheck
 from analysis.thresholds import configured
@@ -25,11 +25,14 @@ MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its 
 
 
 def detect_service(project_id: int, service: str, start: datetime, end: datetime, now: datetime) -> dict:
-    """Detect the incidents of one service, and of each of its routes, with an onset in [start, end) and store
-    them in place of those stored there (records.reconcile). A route is judged on its own series and baseline
-    (when the service has two routes or more; on its per-minute medians, detection.ROUTE_LEVEL), and its incidents
-    that overlap one of the whole service's are left out (detection.beside). A stored incident still open at
-    `start` (or ending after it) is re-judged from its onset. Returns reconcile's counts plus the whole service's "judged" and "no_baseline" minutes."""
+    """Detect the incidents of one service, and of its slices, with an onset in [start, end) and store them in
+    place of those stored there (records.reconcile). A slice (a route, a tenant, an instance; a dimension with two
+    values or more) is judged on its own series and baseline, on its per-minute medians (detection.SLICE_LEVEL).
+    Its incidents that overlap one of the whole service's, or of a slice kept before it (routes first), are left
+    out (detection.beside). A route's are stored as that route's; a tenant's or an instance's as the service's, with
+    the slice in detail["slice"] and first in scope. A stored incident still open at `start` (or ending after it) is
+    re-judged from its onset. Returns reconcile's counts plus the whole service's "judged" and "no_baseline"
+    minutes."""
     th = configured()
     start = _from_onset(project_id, service, start, end)
     limit = now.replace(second=0, microsecond=0)
@@ -38,30 +41,37 @@ def detect_service(project_id: int, service: str, start: datetime, end: datetime
         if end >= limit or not any(d.incidents and d.incidents[-1].end is None for d in found.values()):
             break
         end = min(end + STRETCH, limit)  # a re-judged past stretch ends inside an incident: follow it to its end
-    whole = found.pop("")
-    counts = reconcile(project_id, service, "", start, end, whole.incidents, now, th)
+    service_wide = found.pop(("", ""))
+    whole = service_wide.incidents
+    kept = keep_slices(whole, {key: detection.incidents for key, detection in found.items()})
+    routes = {value: mine for (dimension, value), mine in kept.items() if dimension == "route"}
+    services = sorted(whole + [f for (dimension, _), mine in kept.items() if dimension != "route" for f in mine],
+                      key=lambda f: f.start)
+    counts = reconcile(project_id, service, "", start, end, services, now, th)
     # routes with incidents stored in the stretch are reconciled too: those no longer found are deleted
     stored = Incident.objects.filter(project_id=project_id, service=service, start__gte=start, start__lt=end)
-    for route in sorted(set(found) | set(stored.exclude(route="").values_list("route", flat=True))):
-        kept = beside(whole.incidents, found[route].incidents if route in found else [])
-        _add(counts, reconcile(project_id, service, route, start, end, kept, now, th))
-    return {**counts, "judged": whole.judged, "no_baseline": whole.no_baseline}
+    for route in sorted(set(routes) | set(stored.exclude(route="").values_list("route", flat=True))):
+        _add(counts, reconcile(project_id, service, route, start, end, routes.get(route, []), now, th))
+    return {**counts, "judged": service_wide.judged, "no_baseline": service_wide.no_baseline}
 
 
-def _walk(project_id, service, start, end, th) -> dict[str, Detection]:
-    """detection.detect over [start, end) of the whole service ("") and of each route, on the series read around it
-    (module docstring): one read of every route's series for the stretch and one for the day before."""
+def _walk(project_id, service, start, end, th) -> dict[tuple[str, str], Detection]:
+    """detection.detect over [start, end) of the whole service (("", "")) and of each slice worth judging, on the
+    series read around it (module docstring): one read of every slice's series for the stretch and one for the day
+    before."""
     hours = settings.ANALYSIS_BASELINE_HOURS
-    points = queries.incident_series_routes(project_id, service, start - timedelta(hours=hours), end)
-    previous = queries.incident_series_routes(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY)
-    # a service of one route: that route's series is the service's
-    judged = list(points) if len(points) > 2 else [""]
+    limits = {"min_attempts": th.incident_min_attempts, "min_minutes": th.incident_baseline_minutes,
+              "max_slices": MAX_SLICES}
+    points = queries.incident_series_slices(project_id, service, start - timedelta(hours=hours), end, **limits)
+    # the day before: any slice judged today, so no floor of busy minutes (it has a baseline there or not)
+    previous = queries.incident_series_slices(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY,
+                                              **{**limits, "min_minutes": 0, "max_slices": 1_000_000})
     excluded = _stored_minutes(project_id, service, start)
     out = {}
-    for route in judged:
-        chooser = Chooser(points[route], previous.get(route, []), excluded(route), hours, th.incident_min_attempts,
-                          th.incident_baseline_minutes)
-        out[route] = detect(points[route], start, end, chooser, th, level=ROUTE_LEVEL if route else "p95")
+    for key in points:  # the whole service and the slices worth judging (judged_slices, as the read selects them)
+        chooser = Chooser(points[key], previous.get(key, []), excluded(key[1] if key[0] == "route" else ""), hours,
+                          th.incident_min_attempts, th.incident_baseline_minutes)
+        out[key] = detect(points[key], start, end, chooser, th, level=SLICE_LEVEL if key[0] else "p95")
     return out
 
 

@@ -84,7 +84,7 @@ def _store(row: Incident | None, item: Found, project_id, service, route, until,
     """Create or update the row of one detected incident; returns which of the counts it was."""
     fields = {"start": item.start, "end": item.end, "baseline": item.baseline.summary(), "peak": item.peak()}
     departed = {"departed": item.departed(th), "baseline_source": item.baseline.source,
-                "baseline_minutes": item.baseline.minutes}
+                "baseline_minutes": item.baseline.minutes, **({"slice": item.slice} if item.slice else {})}
     if row is None:
         row = Incident(project_id=project_id, service=service, route=route, detected_at=now, **fields)
         _explain(row, departed, until, now)
@@ -112,7 +112,8 @@ def _explain(row: Incident, departed: dict, until: datetime, now: datetime) -> N
     baseline = row.baseline
     try:
         found = explain(row.project_id, row.service, row.start, row.end or until,
-                        parse_instant(baseline["start"], "start"), parse_instant(baseline["end"], "end"), route=row.route)
+                        parse_instant(baseline["start"], "start"), parse_instant(baseline["end"], "end"), route=row.route,
+                        slice_=departed.get("slice"))
     except AnalysisError as exc:  # e.g. the incident's spans left retention: keep it, say why it is unexplained
         found = {"verdict": UNEXPLAINED, "causes": [], "scope": [], "path": [], "findings": [],
                  "recommendations": [], "error": f"{exc.reason}: {exc}"}

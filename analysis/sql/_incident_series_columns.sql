@@ -1,4 +1,4 @@
--- The columns of one minute of an incident series (incident_series.sql, incident_series_routes.sql): attempts,
+-- The columns of one minute of an incident series (incident_series.sql, incident_series_slices.sql): attempts,
 -- errors, and p50/p95 (exact) with the count of known values of every bucket (analysis.buckets.ALL).
 -- NULL is not measured: not counted.
 count() AS attempts,

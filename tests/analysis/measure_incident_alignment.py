@@ -20,7 +20,7 @@ import numpy as np
 
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
-from analysis.incidents.detection import ROUTE_LEVEL, beside, detect
+from analysis.incidents.detection import SLICE_LEVEL, detect, judged_slices, keep_slices
 from analysis.thresholds import configured
 from simulator.scenarios import PRESETS
 from store import client
@@ -95,16 +95,20 @@ def _detect(points, th, level="p95"):
 
 
 def _judge(rows, onset, end, th) -> list:
-    """The offsets judged wrong, with what was found there (the whole service's incidents and its routes' beside
-    them, as jobs.detect_service keeps them)."""
-    wrong, routes = [], sorted({r[1] for r in rows if r[1]})
+    """The offsets judged wrong, with what was found there (the whole service's incidents and its slices' beside
+    them, as jobs.detect_service keeps them). rows: (queued_at, route, buckets..., tenant, instance)."""
+    wrong = []
+    column = {"route": 1, "tenant": -2, "instance": -1}
     for offset in range(0, 60, STEP):
         # complete minutes only, as the minute job judges them: the first and last of a shifted series are partial
-        points, shift = _series(rows, offset)[1:-1], timedelta(seconds=offset)
-        whole = found = _detect(points, th)
-        for route in routes if len(routes) > 1 else []:
-            mine = _series([r for r in rows if r[1] == route], offset)[1:-1]
-            found = found + (beside(whole, _detect(mine, th, ROUTE_LEVEL)) if mine else [])
+        shift = timedelta(seconds=offset)
+        points = {("", ""): _series(rows, offset)[1:-1]}
+        for dimension, i in column.items():
+            for value in sorted({r[i] for r in rows if r[i]}):
+                points[dimension, value] = _series([r for r in rows if r[i] == value], offset)[1:-1]
+        whole = _detect(points["", ""], th)
+        kept = keep_slices(whole, {key: _detect(points[key], th, SLICE_LEVEL) for key in judged_slices(points, th)})
+        found = whole + [f for mine in kept.values() for f in mine]
         found = [(f.start - shift, f.end and f.end - shift) for f in found]
         if onset is None:
             ok = not found

@@ -53,9 +53,9 @@ def test_a_steady_service_has_no_incident_however_slow():
 
 def test_a_route_is_judged_on_its_medians_and_left_out_where_its_service_has_an_incident():
     """A minor route's p95 is about its few attempts' maximum: three minutes of it tripled (p50 steady) are an
-    incident on p95s, not on the p50s a route is judged on (ROUTE_LEVEL); a shift of its typical request is one.
+    incident on p95s, not on the p50s a slice is judged on (SLICE_LEVEL); a shift of its typical request is one.
     beside() keeps a route's incident only where the whole service has none."""
-    from analysis.incidents.detection import ROUTE_LEVEL, Found, beside
+    from analysis.incidents.detection import SLICE_LEVEL, Found, beside
 
     def route_point(i, p50=100.0, p95=300.0):
         out = point(i, attempts=12)
@@ -68,9 +68,9 @@ def test_a_route_is_judged_on_its_medians_and_left_out_where_its_service_has_an_
         return detect(series, series[0]["at"], series[-1]["at"] + MINUTE, chooser, TH, level).incidents
 
     spiky = [route_point(i, p95=900.0) if 40 <= i < 46 else route_point(i) for i in range(80)]
-    assert len(judged(spiky, "p95")) == 1 and judged(spiky, ROUTE_LEVEL) == []
+    assert len(judged(spiky, "p95")) == 1 and judged(spiky, SLICE_LEVEL) == []
     shifted = [route_point(i, p50=400.0, p95=1200.0) if 40 <= i < 55 else route_point(i) for i in range(80)]
-    [found] = judged(shifted, ROUTE_LEVEL)
+    [found] = judged(shifted, SLICE_LEVEL)
     assert (found.start, found.end, found.level) == (T0 + 40 * MINUTE, T0 + 55 * MINUTE, "p50")
     assert found.peak()["ttft"]["p95"] == 1200.0  # what is stored and shown stays the p95
     service_wide = Found(T0 + 50 * MINUTE, found.baseline, end=None)
@@ -168,7 +168,7 @@ ROWS_SQL = """
 INSERT INTO request_buckets (project_id, service, instance, tenant, route, model, run_id, trace_id, span_id, attempt,
   status, start_at, queued_at, t_queue_ms, t_conn_ms, t_first_token_ms, t_stream_ms, t_post_ms, t_retry_ms, ttft_ms,
   total_ms, is_final_attempt, run_attempt_count, computed_at)
-SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', {route:String}, 'm-8b', concat({tag:String}, toString(number)),
+SELECT {p:UInt32}, {service:String}, 'gw-1', {tenant:String}, {route:String}, 'm-8b', concat({tag:String}, toString(number)),
   lower(hex(sipHash128({tag:String}, number))), lower(hex(sipHash64({tag:String}, number))), 1, 'ok',
   {start:DateTime64(9, 'UTC')} + toIntervalMillisecond(intDiv(number * 60000, {per_minute:UInt32})) AS q, q,
   NULL, 5, {first_token_ms:Float64} * (0.7 + (sipHash64(number, 1) % 600) / 1000) AS ft, 800, 10, 0,
@@ -176,11 +176,12 @@ SELECT {p:UInt32}, {service:String}, 'gw-1', 'acme', {route:String}, 'm-8b', con
 FROM numbers({n:UInt64})"""
 
 
-def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_minute=60, tag="a", route="/chat"):
+def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_minute=60, tag="a", route="/chat",
+         tenant="acme"):
     """per_minute attempts a minute for `minutes` from `start`, t_first_token around first_token_ms, t_queue NULL."""
     client.command(ROWS_SQL, parameters={
         "p": project_id, "service": service, "tag": f"{tag}{start:%H%M}", "start": start.replace(tzinfo=None),
-        "route": route,
+        "route": route, "tenant": tenant,
         "per_minute": per_minute, "first_token_ms": first_token_ms, "n": minutes * per_minute})
     publish_buckets(project_id)
 
@@ -239,11 +240,18 @@ def test_a_slow_minor_route_is_its_own_incident_and_a_service_wide_one_covers_it
     for start, minutes, ms in ((0, 40, 200.0), (40, 15, 600.0), (55, 35, 200.0)):
         rows(clickhouse, project.id, "svc", T0 + start * MINUTE, minutes, first_token_ms=ms, per_minute=12,
              route="/summarize", tag="s")
-    from analysis.queries import incident_series, incident_series_routes
-    together = incident_series_routes(project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE)
-    assert sorted(together) == ["", "/chat", "/summarize"]
-    for route in together:  # one read of every route's series: each as its own read gives it
-        assert together[route] == incident_series(project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE, route=route)
+    from analysis.queries import incident_series, incident_series_slices
+    window = (project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE)
+    together = incident_series_slices(*window, min_attempts=10, min_minutes=30, max_slices=8)
+    # one tenant and one instance: nothing to judge apart from the service
+    assert sorted(together) == [("", ""), ("route", "/chat"), ("route", "/summarize")]
+    for (dimension, value), series in together.items():  # one read of every slice's series: each read alone gives it
+        assert series == incident_series(*window, **({dimension: value} if dimension else {}))
+    assert sorted(incident_series_slices(*window, min_attempts=10, min_minutes=30, max_slices=1)) == [
+        ("", ""), ("route", "/chat")]  # the busiest
+    # /summarize has no minute of 13 attempts: too quiet for a baseline; /chat is still one route of two
+    assert sorted(incident_series_slices(*window, min_attempts=13, min_minutes=30, max_slices=8)) == [
+        ("", ""), ("route", "/chat")]
     out = detect_service(project.id, "svc", T0, T0 + 90 * MINUTE, T0 + 95 * MINUTE)
     [row] = Incident.objects.all()
     assert (out["created"], row.route, row.start, row.end) == (1, "/summarize", T0 + 40 * MINUTE, T0 + 55 * MINUTE)
@@ -258,6 +266,30 @@ def test_a_slow_minor_route_is_its_own_incident_and_a_service_wide_one_covers_it
         rows(clickhouse, project.id, "svc", later + 15 * MINUTE, 15, per_minute=per_minute, route=route, tag="w")
     detect_service(project.id, "svc", later - 30 * MINUTE, later + 30 * MINUTE, later + 35 * MINUTE)
     assert sorted((i.route, i.start) for i in Incident.objects.all()) == [("", later), ("/summarize", T0 + 40 * MINUTE)]
+
+
+def test_a_slow_minor_tenant_is_the_services_incident_with_the_tenant_first_in_scope(clickhouse, alpha):
+    """umbrella (12 of 312 attempts a minute, on the service's one route) triples its first-token time for 15
+    minutes: found on the tenant's own series, stored as the service's incident, the tenant first in its scope."""
+    from analysis.incidents.jobs import detect_service
+    from analysis.incidents.records import incidents_overlapping
+    from analysis.models import Incident
+    project, _ = alpha
+    rows(clickhouse, project.id, "svc", T0, 90, per_minute=300)
+    for start, minutes, ms in ((0, 40, 200.0), (40, 15, 600.0), (55, 35, 200.0)):
+        rows(clickhouse, project.id, "svc", T0 + start * MINUTE, minutes, first_token_ms=ms, per_minute=12,
+             tenant="umbrella", tag="u")
+    detect_service(project.id, "svc", T0, T0 + 90 * MINUTE, T0 + 95 * MINUTE)
+    [row] = Incident.objects.all()
+    assert (row.route, row.start, row.end) == ("", T0 + 40 * MINUTE, T0 + 55 * MINUTE)
+    assert row.detail["slice"] == {"dimension": "tenant", "value": "umbrella"}
+    assert row.scope[0]["dimension"] == "tenant" and row.scope[0]["value"] == "umbrella"
+    assert [i.id for i in incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="umbrella")] == [row.id]
+    assert incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="acme") == []
+    from analysis.queries import incident_series  # what the incident page draws an instance's incident on
+    assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-1") == incident_series(
+        project.id, "svc", T0, T0 + 9 * MINUTE) != []
+    assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-9") == []
 
 
 def test_an_ongoing_incident_is_open_then_closed_keeping_its_id(clickhouse, alpha):

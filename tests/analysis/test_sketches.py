@@ -70,7 +70,7 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
     sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=12)
     start, end = long_window(project, sent)
     ours = queries.incident_series(project.id, sent.service, start, end)
-    theirs = exact("incident_series", project, sent, start, end)
+    theirs = exact("incident_series", project, sent, start, end, instance="")
     assert len(ours) == len(theirs) > 15
     assert [(p["at"], p["attempts"], p["errors"]) for p in ours] == [
         (r["minute"].replace(tzinfo=p["at"].tzinfo), r["attempts"], r["errors"]) for p, r in zip(ours, theirs)]
@@ -116,7 +116,7 @@ def test_incident_detection_reads_exact_series(clickhouse, alpha):
     sent = send_simulated(project, key, base="queue_backlog", duration="10m", seed=14)
     start, end = long_window(project, sent)
     ours = queries.incident_series(project.id, sent.service, start, end, exact=True)
-    theirs = exact("incident_series", project, sent, start, end)
+    theirs = exact("incident_series", project, sent, start, end, instance="")
     assert [p["ttft"]["p95"] for p in ours] == [r["ttft_q"][1] if r["ttft_count"] else None for r in theirs]
 
 
