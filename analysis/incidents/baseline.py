@@ -80,8 +80,8 @@ def _summary(first: datetime, last: datetime, rows: np.ndarray, source: str) -> 
 
 def _medians(block: np.ndarray) -> np.ndarray:
     """Each column's median over its known (non-NaN) values, as statistics.median gives it (the mean of the two
-    middle values of an even count); every column has one known value at least. np.nanmedian does the same through
-    masked arrays, ~20x slower on a few hundred rows."""
+    middle values of an even count); every column has one known value at least. np.nanmedian gives the same through
+    masked arrays, ~8x slower on 3 hours of minutes (127 vs 15 us for 180 x 16)."""
     ranked = np.sort(block, axis=0)  # NaN last
     count = (~np.isnan(block)).sum(axis=0)
     columns = np.arange(block.shape[1])

@@ -15,9 +15,9 @@ the incident (Levels.bar). It closes at the first normal minute from which incid
 with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
 end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
 moves to the first of incident_persist_minutes minutes in a row nearer the incident than the baseline (settle). A
-closed stretch shorter than incident_min_minutes is dropped as a blip, and an open one is not reported before it has lasted that long (a
-blip-to-be would come and go in the minute job's answers, and its alert with it). Still off, or not yet back for
-long enough, when the series ends: ongoing, end None.
+closed stretch shorter than incident_min_minutes is dropped as a blip, and an open one is not reported before it
+has lasted that long (a blip-to-be would come and go in the minute job's answers, and its alert with it). Still
+off, or not yet back for long enough, when the series ends: ongoing, end None.
 
 A slice's series (a route's, a tenant's, an instance's) is judged the same way on its per-minute p50s instead
 (SLICE_LEVEL), and its incidents that overlap one of its whole service's are left out (beside).
@@ -225,24 +225,6 @@ def beside(whole: list[Found], route: list[Found]) -> list[Found]:
     return [found for found in route if not any(overlaps(found, other) for other in whole)]
 
 
-def judged_slices(points: dict, th: Thresholds) -> list[tuple[str, str]]:
-    """The slices of `points` ({(dimension, value): series}, every value of each dimension) worth judging on their
-    own, as incident_series_slices.sql selects them in the store: of a dimension with two values or more, those with
-    enough busy minutes for a baseline (incident_baseline_minutes with incident_min_attempts), at most MAX_SLICES a
-    dimension, busiest first (a project's thousands of tenants are not judged one by one: one too quiet for a
-    baseline could not be). For series computed outside the store (tests/analysis/measure_incident_alignment.py)."""
-    out = []
-    for dimension in SLICES:
-        values = [key for key in points if key[0] == dimension]
-        if len(values) < 2:
-            continue
-        busy = {key: sum(1 for p in points[key] if p["attempts"] >= th.incident_min_attempts) for key in values}
-        ranked = sorted((key for key in values if busy[key] >= th.incident_baseline_minutes),
-                        key=lambda key: (-sum(p["attempts"] for p in points[key]), key))
-        out += ranked[:MAX_SLICES]
-    return out
-
-
 def keep_slices(whole: list[Found], found: dict[tuple[str, str], list[Found]]) -> dict[tuple[str, str], list[Found]]:
     """Each slice's incidents beside the whole service's and those of the slices kept before it (routes, then
     tenants, then instances; by name), so that one change is one incident; a tenant's or an instance's get their
@@ -261,8 +243,8 @@ def settle(found: Found, th: Thresholds) -> None:
     """Moves the onset to the first of incident_persist_minutes minutes in a row that are all nearer the incident
     than the baseline (above Levels.bar) on a metric off in most of its minutes (else to the first such minute):
     spikes, or a few mildly slow minutes, just before the real change are not its start. TRICKY: in a row,
-    as an incident opens: healthy TTFT p95 spikes past 3x its baseline median now and then, and two such spikes with a
-    normal minute between them had started a network incident four minutes early."""
+    as an incident opens: healthy TTFT p95 spikes past 3x its baseline median now and then, and two such spikes with
+    a normal minute between them had started a network incident four minutes early."""
     own = own_metrics(found.points, found.baseline, th, found.level)
     bar = Levels(found.points, own, found.baseline, found.level).bar()
     off = [still_off(p, found.baseline, th, own, bar, found.level) for p in found.points]

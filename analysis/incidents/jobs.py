@@ -63,12 +63,13 @@ def _walk(project_id, service, start, end, th) -> dict[tuple[str, str], Detectio
     limits = {"min_attempts": th.incident_min_attempts, "min_minutes": th.incident_baseline_minutes,
               "max_slices": MAX_SLICES}
     points = queries.incident_series_slices(project_id, service, start - timedelta(hours=hours), end, **limits)
-    # the day before: any slice judged today, so no floor of busy minutes (it has a baseline there or not)
+    # the day before, for the slices judged today, busy there or not: the same floor of busy minutes (an hour of
+    # the previous day is a baseline only with that many), but not ranked (another day's busiest may differ)
     previous = queries.incident_series_slices(project_id, service, _hour(start) - DAY, _hour(end) + HOUR - DAY,
-                                              **{**limits, "min_minutes": 0, "max_slices": 1_000_000})
+                                              **{**limits, "max_slices": queries.UINT32_MAX})
     excluded = _stored_minutes(project_id, service, start)
     out = {}
-    for key in points:  # the whole service and the slices worth judging (judged_slices, as the read selects them)
+    for key in points:  # the whole service and the slices worth judging, as the read selects them
         chooser = Chooser(points[key], previous.get(key, []), excluded(key[1] if key[0] == "route" else ""), hours,
                           th.incident_min_attempts, th.incident_baseline_minutes)
         out[key] = detect(points[key], start, end, chooser, th, level=SLICE_LEVEL if key[0] else "p95")

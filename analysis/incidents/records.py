@@ -112,8 +112,8 @@ def _explain(row: Incident, departed: dict, until: datetime, now: datetime) -> N
     baseline = row.baseline
     try:
         found = explain(row.project_id, row.service, row.start, row.end or until,
-                        parse_instant(baseline["start"], "start"), parse_instant(baseline["end"], "end"), route=row.route,
-                        slice_=departed.get("slice"))
+                        parse_instant(baseline["start"], "start"), parse_instant(baseline["end"], "end"),
+                        route=row.route, slice_=departed.get("slice"))
     except AnalysisError as exc:  # e.g. the incident's spans left retention: keep it, say why it is unexplained
         found = {"verdict": UNEXPLAINED, "causes": [], "scope": [], "path": [], "findings": [],
                  "recommendations": [], "error": f"{exc.reason}: {exc}"}

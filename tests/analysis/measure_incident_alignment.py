@@ -20,7 +20,7 @@ import numpy as np
 
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
-from analysis.incidents.detection import SLICE_LEVEL, detect, judged_slices, keep_slices
+from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, SLICES, detect, keep_slices
 from analysis.thresholds import configured
 from simulator.scenarios import PRESETS
 from store import client
@@ -94,6 +94,23 @@ def _detect(points, th, level="p95"):
     return detect(points, points[0]["at"], points[-1]["at"] + timedelta(minutes=1), chooser, th, level).incidents
 
 
+def judged_slices(points: dict, th) -> list[tuple[str, str]]:
+    """The slices of `points` ({(dimension, value): series}, every value of each dimension) the minute job judges:
+    the rule of analysis/sql/incident_series_slices.sql, which applies it in the store, for the series this measure
+    computes itself (of a dimension with two values or more, those with enough busy minutes for a baseline, at most
+    MAX_SLICES a dimension, busiest first)."""
+    out = []
+    for dimension in SLICES:
+        values = [key for key in points if key[0] == dimension]
+        if len(values) < 2:
+            continue
+        busy = {key: sum(1 for p in points[key] if p["attempts"] >= th.incident_min_attempts) for key in values}
+        ranked = sorted((key for key in values if busy[key] >= th.incident_baseline_minutes),
+                        key=lambda key: (-sum(p["attempts"] for p in points[key]), key))
+        out += ranked[:MAX_SLICES]
+    return out
+
+
 def _judge(rows, onset, end, th) -> list:
     """The offsets judged wrong, with what was found there (the whole service's incidents and its slices' beside
     them, as jobs.detect_service keeps them). rows: (queued_at, route, buckets..., tenant, instance)."""
@@ -142,6 +159,6 @@ def test_measure(clickhouse, alpha):
         with open(DUMP, "wb") as out:
             pickle.dump(dumped, out)
     total = sum(r["alignments"] for r in results)
+    routed = sum(len(r["wrong"]) for r in results if r["case"].startswith("preprocessing@") and "route=" in r["case"])
     print(f"wrong {sum(len(r['wrong']) for r in results)} of {total} case-alignments "
-          f"({sum(len(r['wrong']) for r in results if r['case'].startswith('preprocessing@') and 'route=' in r['case'])}"
-          f" of them the route-scoped preprocessing case)")
+          f"({routed} of them the route-scoped preprocessing case)")
