@@ -41,7 +41,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from payloads import build_bodies  # noqa: E402
-from server import BenchError, Server, machine_cpu_s, own_cpu_s, proc_figures  # noqa: E402
+from server import BenchError, Server, machine_cpu_s, own_cpu_s, proc_figures, thread_cpu_s  # noqa: E402
 
 # Targets of issue 14 ("Ingest at 2x") on the project's 2-core machine, and the code before it on this same
 # bench (medians of 3 runs on a quiet machine, 2026-11-25)
@@ -143,10 +143,12 @@ def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: d
     try:
         server.start()
         _, cpu_before = proc_figures(server.proc.pid)
+        threads_before = thread_cpu_s(server.proc.pid)
         client_before, machine_before = own_cpu_s(), machine_cpu_s()
         t0, t_accepted = send_all(server, bodies, counts, senders)
         t_stored = wait_stored(server, total)
         rss_mib, cpu = proc_figures(server.proc.pid)
+        threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu_s(server.proc.pid).items()}
         client_cpu, machine = own_cpu_s() - client_before, machine_cpu_s() - machine_before
     except BaseException:
         if server.proc is not None:
@@ -159,7 +161,7 @@ def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: d
         "accepted_s": t_accepted - t0, "stored_s": t_stored - t0,
         "rss_mib": rss_mib, "cpu_s": cpu, "cpu_window_s": cpu - cpu_before, "client_cpu_s": client_cpu,
         "other_cpu_s": max(0.0, machine - (cpu - cpu_before) - client_cpu),
-        "stop_s": stop_s,
+        "stop_s": stop_s, "threads": threads,
     }
 
 
@@ -200,11 +202,14 @@ def main() -> int:
                   f"stored {r['stored']:,.0f} spans/s ({r['stored_s']:.2f} s), server CPU {r['cpu_window_s']:.1f} s "
                   f"in that window, client CPU {r['client_cpu_s']:.1f} s, other load {r['other_cpu_s']:.1f} CPU-s, "
                   f"peak RSS {r['rss_mib']:,.0f} MiB, stop {r['stop_s']:.1f} s", flush=True)
+            top = sorted(r["threads"].items(), key=lambda kv: -kv[1])[:8]
+            print("  server CPU by thread in that window: " + ", ".join(f"{k} {v:.1f} s" for k, v in top if v >= 0.05),
+                  flush=True)
     except BenchError as exc:
         print(f"\ningest benchmark FAILED: {exc}", file=sys.stderr)
         return 1
 
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "threads"}
     label = f"median of {a.repeat} runs" if a.repeat > 1 else "1 run"
     overrides = " ".join(f"{k}={v}" for k, v in server_env.items()) or "none"
     print(f"\ningest benchmark: {a.spans:,} spans in {len(bodies)} requests of {a.batch}, "

@@ -55,6 +55,20 @@ def proc_figures(pid: int) -> tuple[float, float]:
     return hwm_kib / 1024, (int(fields[11]) + int(fields[12])) / CLK_TCK  # stat fields 14, 15: utime, stime
 
 
+def thread_cpu_s(pid: int) -> dict[str, float]:
+    """CPU seconds (user+system) of a live process's threads by name (/proc/PID/task/*/comm, digits dropped, so
+    ClickHouse's pools and Python's named threads add up); threads that ended are not in it."""
+    by_name: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip().rstrip("0123456789-_")
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended between listing and reading
+            continue
+        by_name[name] = by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return by_name
+
+
 class Server:
     """`manage.py up` on a fresh temp data dir: migrate, issue a key, start, wait for /healthz; stop()."""
 

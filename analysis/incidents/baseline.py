@@ -22,6 +22,7 @@ MINUTE = timedelta(minutes=1)
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)
 LEVELS = ("p50", "p95")
+PREPARE_CHUNK = 240  # minutes whose spans are stacked at once by Chooser.prepare (~6 MB for 3-hour spans)
 COLUMNS = [(metric, level) for metric in buckets.ALL for level in LEVELS]
 
 
@@ -88,6 +89,15 @@ def _medians(block: np.ndarray) -> np.ndarray:
     return (ranked[(count - 1) // 2, columns] + ranked[count // 2, columns]) / 2
 
 
+def _medians_3d(block: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """_medians of each matrix of a stack (axis 1: the minutes), `count` its known values per column: minutes x
+    COLUMNS, NaN where a column has none. Sorts `block` in place (a median needs only each column's set of values)."""
+    block.sort(axis=1)  # NaN last
+    low = np.take_along_axis(block, np.maximum(count - 1, 0) // 2, axis=1)
+    high = np.take_along_axis(block, count // 2, axis=1)
+    return np.where(count > 0, (low + high) / 2, np.nan)[:, 0, :]
+
+
 class Chooser:
     """Picks the baseline of each judged minute from the series read around the judged stretch.
 
@@ -104,6 +114,16 @@ class Chooser:
         self.excluded, self.span = excluded, timedelta(hours=hours)
         self.min_attempts, self.min_minutes = min_attempts, min_minutes
         self._previous_cache: dict[datetime, Baseline | None] = {}
+        self._plain: dict[datetime, Baseline | None] = {}  # prepare(): preceding baselines with nothing skipped
+
+    def prepare(self, minutes: list[datetime]) -> None:
+        """Makes the preceding baselines of these minutes (oldest first) with nothing in `skip`, all in one pass
+        (_preceding_all); at() then takes them unless a skipped minute lies in the minute's span. TRICKY: a walk
+        asks a baseline for every judged minute of the service and of each slice (~2,000 a service every minute),
+        and one _summary call each was most of the incidents step's time."""
+        todo = [t for t in minutes if self._previous_day(t) is None]
+        for first in range(0, len(todo), PREPARE_CHUNK):
+            self._plain.update(self._preceding_all(todo[first:first + PREPARE_CHUNK]))
 
     def at(self, t: datetime, skip: set = frozenset()) -> Baseline | None:
         """The baseline of minute t, leaving out the minutes in `skip` too (the incidents the walk found, its run
@@ -118,12 +138,43 @@ class Chooser:
         return self._previous_cache[hour]
 
     def _preceding(self, t: datetime, skip: set) -> Baseline | None:
+        if t in self._plain and not any(t - self.span <= s < t for s in skip):
+            return self._plain[t]
         at, kept = self._at, self._kept
         used = [i for i in range(bisect.bisect_left(at, t - self.span), bisect.bisect_left(at, t))
                 if kept[i] and at[i] not in skip]
         if len(used) < self.min_minutes:
             return None
         return _summary(self.points[used[0]]["at"], self.points[used[-1]]["at"], self._rows[used], "preceding")
+
+    def _preceding_all(self, minutes: list[datetime]) -> dict[datetime, Baseline | None]:
+        """_preceding(t, skip=nothing) of each minute, as one array of their spans' rows (padded with NaN to the
+        longest) sorted at once: the same medians and MADs as _summary's (_medians_3d)."""
+        kept = np.flatnonzero(self._kept)
+        at = [self._at[i] for i in kept]
+        lo = np.array([bisect.bisect_left(at, t - self.span) for t in minutes], dtype=int)
+        hi = np.array([bisect.bisect_left(at, t) for t in minutes], dtype=int)
+        sizes = hi - lo
+        out: dict[datetime, Baseline | None] = {t: None for t in minutes}
+        enough = np.flatnonzero(sizes >= self.min_minutes)
+        if not len(enough):
+            return out
+        lo, sizes = lo[enough], sizes[enough]
+        offsets = np.arange(sizes.max())
+        inside = offsets[None, :] < sizes[:, None]
+        rows = self._rows[kept][np.where(inside, lo[:, None] + offsets[None, :], 0)]  # minutes x span x COLUMNS
+        rows[~inside] = np.nan
+        count = (~np.isnan(rows)).sum(axis=1, keepdims=True)
+        center = _medians_3d(rows, count)
+        spread = _medians_3d(np.abs(rows - center[:, None, :], out=rows), count)
+        for n, (j, first, size, middle, deviation) in enumerate(zip(enough.tolist(), lo.tolist(), sizes.tolist(),
+                                                                       center.tolist(), spread.tolist())):
+            stats: dict = {}
+            for (metric, level), c, d in zip(COLUMNS, middle, deviation):
+                if c == c:  # not NaN: the column has a known value in the span
+                    stats.setdefault(metric, {})[level] = (c, d)
+            out[minutes[j]] = Baseline(at[first], at[first + size - 1] + MINUTE, size, "preceding", stats)
+        return out
 
     def _make(self, used: list[dict], source: str) -> Baseline | None:
         return summarize(used, source, self.min_attempts) if len(used) >= self.min_minutes else None

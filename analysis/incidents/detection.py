@@ -167,6 +167,7 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
     judged from its onset: the caller starts the stretch there). `points`: incident_series rows, oldest first.
     `level`: the per-minute quantile judged, "p95" (a service) or "p50" (a slice: SLICE_LEVEL)."""
     judged = [p for p in points if start <= p["at"] < end and p["attempts"] >= th.incident_min_attempts]
+    chooser.prepare([p["at"] for p in judged])
     out = Detection([], judged=len(judged))
     run: list[tuple[dict, Baseline]] = []  # consecutive off minutes, not yet an incident
     back: list[dict] = []  # consecutive normal minutes of an open incident
