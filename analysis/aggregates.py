@@ -1,6 +1,6 @@
 """Per-hour aggregates of request_buckets, so reads over hours or days read minutes and hours, not attempts.
 
-Twelve tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
+Thirteen tables are recomputed, per project and whole hour, when a materialized hour has settled (materialize.py):
 scheduler_minutes (the scheduler sweep per instance-minute and tenant-hour, the scheduler_pieces view),
 request_hours (attempts per service, route and hour: the pickers' counts), bucket_minutes and bucket_hours (per
 service, route and minute or hour: each bucket's DDSketch, sum and count, for the series and distributions of long
@@ -9,7 +9,8 @@ tenant_hours (the tenant tails' sketches per service, route, tenant and hour) an
 over all routes), share_hours (the per-request shares' sketches per service, route and hour),
 segment_hours (bucket_hours per prompt-length segment, cut at the ANALYSIS_SEGMENT_EDGES of the refresh),
 retry_hours (retry counts per service, route and hour), churn_minutes (connection churn and the exact TTFT p95
-of each minute, per service and per route) and coverage_hours (measurement coverage per service, route, hour and
+of each minute, per service and per route), incident_minutes (incident detection's series per service, route,
+tenant, instance and minute) and coverage_hours (measurement coverage per service, route, hour and
 span form). Each recomputation is a new version of the hour's rows, recorded last in aggregated_hours, and
 reads keep only the recorded version (_core_version.sql).
 
@@ -52,7 +53,8 @@ _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", de
 STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
               "aggregate_overview_five_minutes", "aggregate_bucket_hours", "aggregate_tenant_hours",
               "aggregate_tenant_service_hours", "aggregate_coverage_hours", "aggregate_share_hours",
-              "aggregate_segment_hours", "aggregate_retry_hours", "aggregate_churn_minutes")
+              "aggregate_segment_hours", "aggregate_retry_hours", "aggregate_churn_minutes",
+              "aggregate_incident_minutes")
 
 
 def floor_hour(moment: datetime) -> datetime:

@@ -16,6 +16,9 @@ CREATE TABLE churn_minutes (`project_id` UInt32, `service` LowCardinality(String
 -- coverage_hours
 CREATE TABLE coverage_hours (`project_id` UInt32, `service` LowCardinality(String), `hour` DateTime('UTC'), `route` String, `form` LowCardinality(String), `attempts` UInt64, `runs` UInt64, `successes` UInt64, `t_queue` UInt64, `t_conn` UInt64, `t_first_token` UInt64, `t_stream` UInt64, `t_post` UInt64, `t_retry` UInt64, `ttft` UInt64, `total` UInt64, `connections` UInt64, `cap` UInt64, `tokens` UInt64, `stages` UInt64, `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMM(hour) ORDER BY (project_id, service, hour, route, form) SETTINGS index_granularity = 8192;
 
+-- incident_minutes
+CREATE TABLE incident_minutes (`project_id` UInt32, `service` LowCardinality(String), `hour` DateTime('UTC'), `dimension` LowCardinality(String), `value` String, `minute` DateTime('UTC'), `attempts` UInt64, `errors` UInt64, `t_queue_q` Array(Float64), `t_queue_count` UInt64, `t_conn_q` Array(Float64), `t_conn_count` UInt64, `t_first_token_q` Array(Float64), `t_first_token_count` UInt64, `t_stream_q` Array(Float64), `t_stream_count` UInt64, `t_post_q` Array(Float64), `t_post_count` UInt64, `t_retry_q` Array(Float64), `t_retry_count` UInt64, `ttft_q` Array(Float64), `ttft_count` UInt64, `total_q` Array(Float64), `total_count` UInt64, `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMM(hour) ORDER BY (project_id, service, hour, dimension, value, minute) SETTINGS index_granularity = 8192;
+
 -- materialized_hours
 CREATE TABLE materialized_hours (`project_id` UInt32, `hour` DateTime64(3, 'UTC'), `computed_at` DateTime64(3, 'UTC')) ENGINE = ReplacingMergeTree(computed_at) PARTITION BY toYYYYMM(hour) ORDER BY (project_id, hour) SETTINGS index_granularity = 8192;
 

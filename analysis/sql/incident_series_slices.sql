@@ -3,7 +3,9 @@
 -- rows, else 'route', 'tenant' or 'instance' and its value. A slice is kept when its dimension has two named values
 -- or more, it has {min_minutes} minutes with {min_attempts} attempts (enough for a baseline) and it is among the
 -- {max_slices} busiest of its dimension: a project's thousands of tenants are neither returned nor judged one by
--- one. grouping(x) is 0 where x is a key of the row's grouping set.
+-- one. The window's aggregated core reads its minutes' rows from incident_minutes (the same rows: a minute lies
+-- inside one hour), its edges group request_buckets (analysis/aggregates.py): the incidents step reads the same
+-- hours every minute.
 SELECT * EXCEPT (busy, total, named, slice_rank)
 FROM
 (
@@ -17,18 +19,22 @@ FROM
                sum(attempts) OVER (PARTITION BY dimension, value) AS total
         FROM
         (
-            SELECT
-                toStartOfMinute(queued_at) AS minute,
-                multiIf(grouping(route) = 0, 'route', grouping(tenant) = 0, 'tenant', grouping(instance) = 0,
-                        'instance', '') AS dimension,
-                multiIf(dimension = 'route', route, dimension = 'tenant', tenant, dimension = 'instance', instance, '')
-                    AS value,
-                {{incident_series_columns}}
-            FROM request_buckets
-            WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{window}}
-            GROUP BY GROUPING SETS ((minute), (route, minute), (tenant, minute), (instance, minute))
+            SELECT minute, dimension, value, attempts, errors, t_queue_q, t_queue_count, t_conn_q, t_conn_count,
+                   t_first_token_q, t_first_token_count, t_stream_q, t_stream_count, t_post_q, t_post_count,
+                   t_retry_q, t_retry_count, ttft_q, ttft_count, total_q, total_count
+            FROM incident_minutes
+            WHERE project_id = {project_id:UInt32} AND service = {service:String} AND {{core_version}}
+            UNION ALL
+            SELECT *
+            FROM
+            (
+                SELECT {{incident_slice_rows}}
+                FROM request_buckets
+                WHERE project_id = {project_id:UInt32} AND {{current}} AND service = {service:String} AND {{edges}}
+                GROUP BY GROUPING SETS ((minute), (route, minute), (tenant, minute), (instance, minute))
+            )
+            WHERE dimension = '' OR value != ''
         )
-        WHERE dimension = '' OR value != ''
     )
 )
 WHERE dimension = '' OR (named >= 2 AND busy >= {min_minutes:UInt32} AND slice_rank <= {max_slices:UInt32})

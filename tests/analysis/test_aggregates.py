@@ -182,6 +182,75 @@ def test_the_upgrade_fills_the_churn_of_hours_aggregated_before_it(churned):
         assert all(_same(mine[key], before[key]) for key in mine), (mine, before)
 
 
+@pytest.fixture
+def sliced(churned, clickhouse):
+    """churned's traffic (routes /a, /b and none, tenants t0-t6, instances i0-i2) with totals and some errors."""
+    clickhouse.command(
+        "ALTER TABLE request_buckets UPDATE total_ms = if(cityHash64(span_id, 8) % 6 = 0, NULL, "
+        "toFloat64(cityHash64(span_id, 9) % 9000) / 7) WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1",
+        parameters={"p": churned})
+    aggregates.refresh(churned, H0, H0 + timedelta(hours=4))
+    return churned
+
+
+def _every_attempt_slices(pid, start, end, **limits):
+    rows = client.query(queries._sql("incident_series_slices"), parameters={
+        **queries._params(pid, "svc", start, end, **limits), **aggregates.whole(start, end).params})
+    out = {}
+    for r in rows:
+        out.setdefault((r["dimension"], r["value"]), []).append(queries._series_point(r))
+    return out
+
+
+@pytest.mark.parametrize("start,end", WINDOWS)
+@pytest.mark.parametrize("limits", [dict(min_attempts=1, min_minutes=1, max_slices=queries.UINT32_MAX),
+                                    dict(min_attempts=2, min_minutes=20, max_slices=2)])
+def test_incident_minutes_equal_every_attempt(sliced, start, end, limits):
+    """Incident detection's series of a service and its slices: the core's minutes from incident_minutes plus the
+    edges equal the read of every attempt, and so does the choice of slices."""
+    ours = queries.incident_series_slices(sliced, "svc", start, end, **limits)
+    theirs = _every_attempt_slices(sliced, start, end, **limits)
+    assert ours == theirs
+    assert sum(p["attempts"] for p in ours[("", "")]) > 20
+    assert any(p["ttft"]["count"] and p["total"]["p95"] is not None for p in ours[("", "")])
+    per_dimension = {d: sum(1 for dimension, _ in ours if dimension == d) for d in ("route", "tenant", "instance")}
+    if limits["max_slices"] == 2:
+        assert max(per_dimension.values()) <= 2  # of 7 tenants, 3 instances
+    else:
+        assert per_dimension == {"route": 2, "tenant": 7, "instance": 3}
+
+
+def test_incident_series_read_the_stored_minutes_of_the_core(sliced, clickhouse):
+    """The core's minutes come from incident_minutes: a row changed there shows; a window without a core does not see
+    it."""
+    [(minute,)] = clickhouse.query_rows(
+        "SELECT min(minute) FROM incident_minutes WHERE dimension = 'tenant' AND value = 't3' "
+        "AND minute >= {m:DateTime('UTC')}", parameters={"m": H0 + timedelta(hours=2)})
+    clickhouse.command("ALTER TABLE incident_minutes UPDATE errors = 4321 WHERE minute = {m:DateTime('UTC')} "
+                       "AND dimension = 'tenant' AND value = 't3' SETTINGS mutations_sync = 1", parameters={"m": minute})
+    minute = minute.replace(tzinfo=None)
+    limits = dict(min_attempts=1, min_minutes=1, max_slices=queries.UINT32_MAX)
+    at = minute.replace(tzinfo=timezone.utc)
+    rows = queries.incident_series_slices(sliced, "svc", H0, H0 + timedelta(hours=4), **limits)
+    assert {p["at"]: p["errors"] for p in rows[("tenant", "t3")]}[at] == 4321
+    inside = queries.incident_series_slices(sliced, "svc", minute - timedelta(minutes=5), minute + timedelta(minutes=5),
+                                            **limits)  # no whole hour: every attempt
+    assert {p["at"]: p["errors"] for p in inside[("tenant", "t3")]}[at] < 4321
+
+
+def test_the_upgrade_fills_the_incident_minutes_of_hours_aggregated_before_it(sliced):
+    """Store migration 0044 writes incident_minutes for hours aggregated before the table existed, at their version."""
+    from pathlib import Path
+    window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
+    limits = dict(min_attempts=1, min_minutes=1, max_slices=3)
+    refreshed = queries.incident_series_slices(sliced, "svc", *window, **limits)
+    client.command("TRUNCATE TABLE incident_minutes")
+    gone = queries.incident_series_slices(sliced, "svc", *window, **limits)[("", "")]
+    assert len(gone) < len(refreshed[("", "")]) - 100  # the core's two hours are gone
+    client.command((Path(__file__).parents[2] / "store/migrations/0044_fill_incident_minutes.sql").read_text())
+    assert queries.incident_series_slices(sliced, "svc", *window, **limits) == refreshed
+
+
 def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
     pid = alpha[0].id
     clickhouse.command(RANDOM_ATTEMPTS, parameters={"pid": pid, "seed": 3, "n": 900, "h0": H0})
