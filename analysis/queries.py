@@ -380,11 +380,20 @@ def incident_series_slices(project_id, service, start, end, min_attempts: int, m
     name), of each slice worth judging on its own, from one read: of a dimension with two named values or more, with
     min_minutes minutes of min_attempts attempts, among the max_slices busiest of its dimension. The window's
     aggregated core reads its minutes from incident_minutes, written when its hours settled."""
-    out: dict[tuple[str, str], list[dict]] = {("", ""): []}
-    params = {**_params(project_id, service, start, end, min_attempts=min_attempts, min_minutes=min_minutes,
-                        max_slices=max_slices), **aggregates.split(project_id, start, end).params}
+    return incident_series_slices_of(project_id, [service], start, end, min_attempts, min_minutes,
+                                     max_slices)[service]
+
+
+def incident_series_slices_of(project_id, services: list[str], start, end, min_attempts: int, min_minutes: int,
+                              max_slices: int) -> dict[str, dict[tuple[str, str], list[dict]]]:
+    """incident_series_slices of each of these services, from one read: service -> its series (("", "") always,
+    empty without attempts). The incidents step reads its services so, a read's planning being ~1/5 of its time."""
+    out: dict[str, dict[tuple[str, str], list[dict]]] = {service: {("", ""): []} for service in services}
+    params = {**_params(project_id, "", start, end, min_attempts=min_attempts, min_minutes=min_minutes,
+                        max_slices=max_slices, services=list(services)),
+              **aggregates.split(project_id, start, end).params}
     for r in client.query(_sql("incident_series_slices"), parameters=params):
-        out.setdefault((r["dimension"], r["value"]), []).append(_series_point(r))
+        out[r["service"]].setdefault((r["dimension"], r["value"]), []).append(_series_point(r))
     return out
 
 

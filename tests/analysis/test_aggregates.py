@@ -195,7 +195,7 @@ def sliced(churned, clickhouse):
 
 def _every_attempt_slices(pid, start, end, **limits):
     rows = client.query(queries._sql("incident_series_slices"), parameters={
-        **queries._params(pid, "svc", start, end, **limits), **aggregates.whole(start, end).params})
+        **queries._params(pid, "svc", start, end, services=["svc"], **limits), **aggregates.whole(start, end).params})
     out = {}
     for r in rows:
         out.setdefault((r["dimension"], r["value"]), []).append(queries._series_point(r))
@@ -211,6 +211,10 @@ def test_incident_minutes_equal_every_attempt(sliced, start, end, limits):
     ours = queries.incident_series_slices(sliced, "svc", start, end, **limits)
     theirs = _every_attempt_slices(sliced, start, end, **limits)
     assert ours == theirs
+    # read with other services (the incidents step's batches): each one's series as read alone
+    together = queries.incident_series_slices_of(sliced, ["other", "svc", "nothing"], start, end, **limits)
+    assert together["svc"] == ours and together["nothing"] == {("", ""): []}
+    assert together["other"] == queries.incident_series_slices(sliced, "other", start, end, **limits) != ours
     assert sum(p["attempts"] for p in ours[("", "")]) > 20
     assert any(p["ttft"]["count"] and p["total"]["p95"] is not None for p in ours[("", "")])
     per_dimension = {d: sum(1 for dimension, _ in ours if dimension == d) for d in ("route", "tenant", "instance")}

@@ -356,3 +356,34 @@ def test_the_minute_job_judges_active_services_and_a_late_backfill_is_rechecked(
                                                                        ("svc", T0 + 40 * MINUTE)]
     materialize_since_watermark(later)  # nothing ingested: nothing queued
     assert not IncidentRecheck.objects.exists()
+
+
+def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, monkeypatch):
+    """detect_recent reads the series of BATCH services at a time (two reads a batch: the stretch, the day before),
+    and finds what judging each service on its own finds; a service whose stretch an open incident moved back reads
+    its own."""
+    from analysis import queries
+    from analysis.incidents import jobs
+    from analysis.models import Incident
+    project, _ = alpha
+    for k, service in enumerate(("a", "b", "c")):
+        _incident_service(clickhouse, project.id, service, tag=f"t{k}")
+    rows(clickhouse, project.id, "quiet", T0, 75, tag="q")
+    read = []
+    real = queries.incident_series_slices_of
+    monkeypatch.setattr(queries, "incident_series_slices_of", lambda p, services, *a, **k: (
+        read.append(sorted(services)), real(p, services, *a, **k))[1])
+    monkeypatch.setattr(jobs, "BATCH", 3)
+    out = jobs.detect_recent(T0 + 75 * MINUTE)
+    assert (out["services"], out["incidents"]["created"]) == (4, 3)
+    assert sorted(map(len, read)) == [1, 1, 3, 3]  # two batches of 3 and 1 services, each read twice
+    batched = sorted(Incident.objects.values_list("service", "start", "end"))
+    assert batched == [(s, T0 + 40 * MINUTE, T0 + 55 * MINUTE) for s in ("a", "b", "c")]
+    Incident.objects.all().delete()
+    for service in ("a", "b", "c", "quiet"):  # each judged alone, as a recheck does
+        jobs.detect_service(project.id, service, T0 - 45 * MINUTE, T0 + 75 * MINUTE, T0 + 75 * MINUTE)
+    assert sorted(Incident.objects.values_list("service", "start", "end")) == batched
+    series = jobs.Series(project.id, ["a", "b"], T0 - 45 * MINUTE, T0 + 75 * MINUTE, jobs.configured())
+    read.clear()
+    alone = series.of("a", T0, T0 + 75 * MINUTE)  # another stretch: read for it alone
+    assert read == [["a"], ["a"]] and alone[0][("", "")][0]["at"] == T0
