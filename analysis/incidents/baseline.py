@@ -53,10 +53,10 @@ class Baseline:
 
 def summarize(points: list[dict], source: str, min_attempts: int) -> Baseline:
     """The Baseline of these series points (queries.incident_series rows with enough attempts)."""
-    return _summary(points[0]["at"], points[-1]["at"], _matrix(points, min_attempts), source)
+    return _summary(points[0]["at"], points[-1]["at"], matrix(points, min_attempts), source)
 
 
-def _matrix(points: list[dict], min_attempts: int) -> np.ndarray:
+def matrix(points: list[dict], min_attempts: int) -> np.ndarray:
     """One row per point, a column per (metric, level) of COLUMNS: the value, NaN when the minute has fewer than
     min_attempts known values of that metric (not measured enough to count)."""
     return np.array([[p[m][level] if p[m]["count"] >= min_attempts and p[m][level] is not None else np.nan
@@ -64,7 +64,7 @@ def _matrix(points: list[dict], min_attempts: int) -> np.ndarray:
 
 
 def _summary(first: datetime, last: datetime, rows: np.ndarray, source: str) -> Baseline:
-    """The Baseline of the minutes first..last whose values are `rows` (_matrix): per (metric, level) with a known
+    """The Baseline of the minutes first..last whose values are `rows` (matrix): per (metric, level) with a known
     value, the median of its values and their median absolute deviation around it. TRICKY: numpy, not
     statistics.median per column: a walk makes a baseline for every judged minute of the service and of each slice,
     and sorting 16 columns in Python was most of the incidents step's time."""
@@ -89,6 +89,22 @@ def _medians(block: np.ndarray) -> np.ndarray:
     return (ranked[(count - 1) // 2, columns] + ranked[count // 2, columns]) / 2
 
 
+def _arrays(baseline: Baseline) -> tuple[list, list]:
+    """A Baseline's statistics as rows of COLUMNS (NaN where not known): the inverse of _made's."""
+    stats = baseline.stats
+    pairs = [stats.get(metric, {}).get(level, (np.nan, np.nan)) for metric, level in COLUMNS]
+    return [c for c, _ in pairs], [d for _, d in pairs]
+
+
+def _made(first: datetime, end: datetime, minutes: int, center: np.ndarray, spread: np.ndarray) -> Baseline:
+    """A preceding Baseline from prepare's rows: the statistics of the columns with a known value."""
+    stats: dict = {}
+    for (metric, level), c, d in zip(COLUMNS, center.tolist(), spread.tolist()):
+        if c == c:  # not NaN: the column has a known value in the span
+            stats.setdefault(metric, {})[level] = (c, d)
+    return Baseline(first, end, minutes, "preceding", stats)
+
+
 def _medians_3d(block: np.ndarray, count: np.ndarray) -> np.ndarray:
     """_medians of each matrix of a stack (axis 1: the minutes), `count` its known values per column: minutes x
     COLUMNS, NaN where a column has none. Sorts `block` in place (a median needs only each column's set of values)."""
@@ -107,31 +123,58 @@ class Chooser:
 
     def __init__(self, points, previous, excluded, hours: int, min_attempts: int, min_minutes: int):
         self.points = [p for p in points if p["attempts"] >= min_attempts]
-        self._rows = _matrix(self.points, min_attempts)  # summarize's matrix of every point, sliced per minute
+        self._rows = matrix(self.points, min_attempts)  # summarize's matrix of every point, sliced per minute
         self._at = [p["at"] for p in self.points]  # oldest first, as the series comes
+        self._index = {at: n for n, at in enumerate(self._at)}
         self._kept = [not excluded(at) for at in self._at]
         self.previous = [p for p in previous if p["attempts"] >= min_attempts]
         self.excluded, self.span = excluded, timedelta(hours=hours)
         self.min_attempts, self.min_minutes = min_attempts, min_minutes
         self._previous_cache: dict[datetime, Baseline | None] = {}
-        self._plain: dict[datetime, Baseline | None] = {}  # prepare(): preceding baselines with nothing skipped
+        # prepare(): the preceding baselines with nothing skipped, as rows of arrays until one is asked for
+        self._plain: dict[datetime, tuple] = {}
+        self._made: dict[datetime, Baseline | None] = {}
 
-    def prepare(self, minutes: list[datetime]) -> None:
-        """Makes the preceding baselines of these minutes (oldest first) with nothing in `skip`, all in one pass
-        (_preceding_all); at() then takes them unless a skipped minute lies in the minute's span. TRICKY: a walk
-        asks a baseline for every judged minute of the service and of each slice (~2,000 a service every minute),
-        and one _summary call each was most of the incidents step's time."""
-        todo = [t for t in minutes if self._previous_day(t) is None]
+    def prepare(self, minutes: list[datetime]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The baselines of these minutes (oldest first) with nothing skipped, as at(t) gives them: (median, MAD,
+        has): median and MAD minutes x COLUMNS, NaN where a minute has no baseline or the baseline no known value of
+        the column; has, whether the minute has a baseline. The preceding ones are made in one pass (_preceding_all); at() then takes them unless
+        a skipped minute lies in the minute's span. TRICKY: a walk asks a baseline for every judged minute of the
+        service and of each slice (~2,000 a service every minute), and one _summary call each was most of the
+        incidents step's time."""
+        center = np.full((len(minutes), len(COLUMNS)), np.nan)
+        spread = center.copy()
+        todo = []
+        for n, t in enumerate(minutes):
+            previous = self._previous_day(t)
+            if previous is None:
+                todo.append(n)
+            else:
+                center[n], spread[n] = _arrays(previous)
         for first in range(0, len(todo), PREPARE_CHUNK):
-            self._plain.update(self._preceding_all(todo[first:first + PREPARE_CHUNK]))
+            rows = todo[first:first + PREPARE_CHUNK]
+            self._plain.update(self._preceding_all([minutes[n] for n in rows], center, spread, rows))
+        has = np.array([self._previous_cache[_hour(t) - DAY] is not None or self._plain.get(t) is not None
+                        for t in minutes], dtype=bool)
+        return center, spread, has
 
     def at(self, t: datetime, skip: set = frozenset()) -> Baseline | None:
         """The baseline of minute t, leaving out the minutes in `skip` too (the incidents the walk found, its run
         of off minutes not yet an incident); None when neither choice has enough minutes with traffic."""
         return self._previous_day(t) or self._preceding(t, skip)
 
+    def values(self, points: list[dict]) -> np.ndarray:
+        """matrix(points, min_attempts) of points of the series (with min_attempts attempts), from the rows made
+        once."""
+        return self._rows[[self._index[p["at"]] for p in points]].reshape(len(points), len(COLUMNS))
+
+    def unskipped(self, t: datetime, skip: set) -> bool:
+        """Whether at(t, skip) is the baseline prepare() gave for t: the previous day's (it skips nothing), or the
+        preceding one when no minute of `skip` lies in its span."""
+        return self._previous_day(t) is not None or not any(t - self.span <= s < t for s in skip)
+
     def _previous_day(self, t: datetime) -> Baseline | None:
-        hour = t.replace(minute=0, second=0, microsecond=0) - DAY
+        hour = _hour(t) - DAY
         if hour not in self._previous_cache:
             used = [p for p in self.previous if hour <= p["at"] < hour + HOUR and not self.excluded(p["at"])]
             self._previous_cache[hour] = self._make(used, "previous_day")
@@ -139,7 +182,9 @@ class Chooser:
 
     def _preceding(self, t: datetime, skip: set) -> Baseline | None:
         if t in self._plain and not any(t - self.span <= s < t for s in skip):
-            return self._plain[t]
+            if t not in self._made:
+                self._made[t] = None if self._plain[t] is None else _made(*self._plain[t])
+            return self._made[t]
         at, kept = self._at, self._kept
         used = [i for i in range(bisect.bisect_left(at, t - self.span), bisect.bisect_left(at, t))
                 if kept[i] and at[i] not in skip]
@@ -147,37 +192,41 @@ class Chooser:
             return None
         return _summary(self.points[used[0]]["at"], self.points[used[-1]]["at"], self._rows[used], "preceding")
 
-    def _preceding_all(self, minutes: list[datetime]) -> dict[datetime, Baseline | None]:
+    def _preceding_all(self, minutes: list[datetime], center: np.ndarray, spread: np.ndarray,
+                       rows: list[int]) -> dict[datetime, tuple | None]:
         """_preceding(t, skip=nothing) of each minute, as one array of their spans' rows (padded with NaN to the
-        longest) sorted at once: the same medians and MADs as _summary's (_medians_3d)."""
+        longest) sorted at once: the same medians and MADs as _summary's (_medians_3d), written into center and
+        spread at `rows`. Returns minute -> (first, end, minutes, median row, MAD row) for _made, None when its span
+        has too few minutes."""
         kept = np.flatnonzero(self._kept)
         at = [self._at[i] for i in kept]
         lo = np.array([bisect.bisect_left(at, t - self.span) for t in minutes], dtype=int)
         hi = np.array([bisect.bisect_left(at, t) for t in minutes], dtype=int)
         sizes = hi - lo
-        out: dict[datetime, Baseline | None] = {t: None for t in minutes}
+        out: dict[datetime, tuple | None] = {t: None for t in minutes}
         enough = np.flatnonzero(sizes >= self.min_minutes)
         if not len(enough):
             return out
         lo, sizes = lo[enough], sizes[enough]
         offsets = np.arange(sizes.max())
         inside = offsets[None, :] < sizes[:, None]
-        rows = self._rows[kept][np.where(inside, lo[:, None] + offsets[None, :], 0)]  # minutes x span x COLUMNS
-        rows[~inside] = np.nan
-        count = (~np.isnan(rows)).sum(axis=1, keepdims=True)
-        center = _medians_3d(rows, count)
-        spread = _medians_3d(np.abs(rows - center[:, None, :], out=rows), count)
-        for n, (j, first, size, middle, deviation) in enumerate(zip(enough.tolist(), lo.tolist(), sizes.tolist(),
-                                                                       center.tolist(), spread.tolist())):
-            stats: dict = {}
-            for (metric, level), c, d in zip(COLUMNS, middle, deviation):
-                if c == c:  # not NaN: the column has a known value in the span
-                    stats.setdefault(metric, {})[level] = (c, d)
-            out[minutes[j]] = Baseline(at[first], at[first + size - 1] + MINUTE, size, "preceding", stats)
+        block = self._rows[kept][np.where(inside, lo[:, None] + offsets[None, :], 0)]  # minutes x span x COLUMNS
+        block[~inside] = np.nan
+        count = (~np.isnan(block)).sum(axis=1, keepdims=True)
+        middle = _medians_3d(block, count)
+        deviation = _medians_3d(np.abs(block - middle[:, None, :], out=block), count)
+        targets = [rows[j] for j in enough.tolist()]
+        center[targets], spread[targets] = middle, deviation
+        for n, (j, first, size) in enumerate(zip(enough.tolist(), lo.tolist(), sizes.tolist())):
+            out[minutes[j]] = (at[first], at[first + size - 1] + MINUTE, size, middle[n], deviation[n])
         return out
 
     def _make(self, used: list[dict], source: str) -> Baseline | None:
         return summarize(used, source, self.min_attempts) if len(used) >= self.min_minutes else None
+
+
+def _hour(t: datetime) -> datetime:
+    return t.replace(minute=0, second=0, microsecond=0)
 
 
 def _round(value: float | None) -> float | None:

@@ -1,7 +1,10 @@
 """Incident detection on per-minute series: the walk and the baseline on hand-made series (pure), then the
 series query, reconcile and the minute job on request_buckets rows written by SQL (fast, no simulator)."""
+import math
 import random
 from datetime import datetime, timedelta, timezone
+
+import numpy as np
 
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
@@ -387,3 +390,52 @@ def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, 
     read.clear()
     alone = series.of("a", T0, T0 + 75 * MINUTE)  # another stretch: read for it alone
     assert read == [["a"], ["a"]] and alone[0][("", "")][0]["at"] == T0
+
+
+def test_minutes_judged_all_at_once_are_judged_as_one_by_one(monkeypatch):
+    """detection.off_minutes (every minute against its baseline with nothing skipped, in numpy) equals is_off per
+    minute; and a walk that takes its answers where it may finds what a walk judging every minute alone finds, on
+    random series with incidents, spikes, quiet minutes and unmeasured buckets, at both levels."""
+    from analysis.incidents import detection
+    from analysis.incidents.baseline import matrix
+    rng = random.Random(11)
+    compared = found = 0
+    for trial in range(60):
+        points = []
+        # slow stretches that ramp up over a few minutes (minutes near the limits), calm or spiky noise (a wide MAD)
+        slow = [(rng.randrange(60, 200), rng.randrange(3, 30), rng.uniform(1.3, 5), rng.randint(1, 8))
+                for _ in range(rng.randint(0, 3))]
+        noise = rng.choice([0.05, 0.3, 0.8])
+        for i in range(rng.randint(30, 260)):
+            factor = max([1 + (peak - 1) * min(1, (i - s + 1) / ramp) for s, n, peak, ramp in slow if s <= i < s + n],
+                         default=1.0)
+            spike = rng.uniform(2, 4) if rng.random() < 0.05 else 1.0
+            jitter = [math.exp(rng.uniform(-noise, noise)) for _ in range(3)]
+            p = point(i, attempts=rng.choice([100, 100, 100, 3]), ttft=210.0 * factor * spike * jitter[0],
+                      t_first_token=200.0 * factor * spike * jitter[1], total=1020.0 * factor * jitter[2])
+            if rng.random() < 0.1:
+                p["t_queue"] = {"p50": None, "p95": None, "count": 0}
+            points.append(p)
+        level = rng.choice(["p95", "p50"])
+        judged = [p for p in points if p["attempts"] >= TH.incident_min_attempts]
+        chooser = Chooser(points, [], lambda at: False, 3, TH.incident_min_attempts, TH.incident_baseline_minutes)
+        center, spread, has = chooser.prepare([p["at"] for p in judged])
+        at_once = detection.off_minutes(matrix(judged, TH.incident_min_attempts), center, spread, TH, level)
+        for p, off, known in zip(judged, at_once, has):
+            baseline = chooser.at(p["at"])
+            assert known == (baseline is not None)
+            assert off == (baseline is not None and detection.is_off(p, baseline, TH, level)), p["at"]
+            compared += baseline is not None
+
+        def walk():
+            return detect(points, points[0]["at"], points[-1]["at"] + MINUTE,
+                          Chooser(points, [], lambda at: False, 3, TH.incident_min_attempts,
+                                  TH.incident_baseline_minutes), TH, level)
+        quick = walk()
+        with monkeypatch.context() as m:  # every minute through chooser.at and is_off, as before off_minutes
+            m.setattr(detection, "off_minutes", lambda values, *a, **k: np.ones(len(values), dtype=bool))
+            slow_walk = walk()
+        assert [(f.start, f.end, f.own) for f in quick.incidents] == [(f.start, f.end, f.own) for f in slow_walk.incidents]
+        assert (quick.judged, quick.no_baseline) == (slow_walk.judged, slow_walk.no_baseline)
+        found += len(quick.incidents)
+    assert compared > 3000 and found >= 10
