@@ -21,6 +21,10 @@ off, or not yet back for long enough, when the series ends: ongoing, end None.
 
 A slice's series (a route's, a tenant's, an instance's) is judged the same way on its per-minute p50s instead
 (SLICE_LEVEL), and its incidents that overlap one of its whole service's are left out (beside).
+
+The walk is sequential, but most of its minutes (no incident open, no run of off minutes, nothing skipped in their
+baseline's span) are decided by one numpy pass over every judged minute against its baseline with nothing skipped
+(off_minutes: the same rule as off_metric, for arrays).
 """
 import bisect
 import statistics
