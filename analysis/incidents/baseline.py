@@ -65,53 +65,44 @@ def matrix(points: list[dict], min_attempts: int) -> np.ndarray:
 
 def _summary(first: datetime, last: datetime, rows: np.ndarray, source: str) -> Baseline:
     """The Baseline of the minutes first..last whose values are `rows` (matrix): per (metric, level) with a known
-    value, the median of its values and their median absolute deviation around it. TRICKY: numpy, not
-    statistics.median per column: a walk makes a baseline for every judged minute of the service and of each slice,
-    and sorting 16 columns in Python was most of the incidents step's time."""
-    stats: dict = {}
-    known = ~np.isnan(rows).all(axis=0)
-    if known.any():
-        block = rows[:, known]
-        center = _medians(block)
-        spread = _medians(np.abs(block - center))
-        for (metric, level), c, d in zip((col for col, k in zip(COLUMNS, known) if k), center, spread):
-            stats.setdefault(metric, {})[level] = (float(c), float(d))
-    return Baseline(first, last + MINUTE, len(rows), source, stats)
+    value, the median of its values and their median absolute deviation around it."""
+    center, spread = _medians_and_mads(rows[None].copy())
+    return _baseline(first, last + MINUTE, len(rows), source, center[0], spread[0])
 
 
-def _medians(block: np.ndarray) -> np.ndarray:
-    """Each column's median over its known (non-NaN) values, as statistics.median gives it (the mean of the two
-    middle values of an even count); every column has one known value at least. np.nanmedian gives the same through
-    masked arrays, ~8x slower on 3 hours of minutes (127 vs 15 us for 180 x 16)."""
-    ranked = np.sort(block, axis=0)  # NaN last
-    count = (~np.isnan(block)).sum(axis=0)
-    columns = np.arange(block.shape[1])
-    return (ranked[(count - 1) // 2, columns] + ranked[count // 2, columns]) / 2
+def _medians_and_mads(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per matrix of a stack (spans x minutes x COLUMNS, NaN unknown; sorted in place) and column: the median of its
+    known values, as statistics.median gives it (the mean of the two middle values of an even count), and the
+    median of their absolute deviations from it; spans x COLUMNS each, NaN where a column has no known value.
+    TRICKY: numpy, not statistics.median per column: a walk asks a baseline for every judged minute of the service
+    and of each slice, and sorting 16 columns in Python was most of the incidents step's time. np.nanmedian gives
+    the same through masked arrays, ~8x slower on 3 hours of minutes (127 vs 15 us for 180 x 16)."""
+    count = (~np.isnan(block)).sum(axis=1, keepdims=True)
+
+    def medians(values):
+        values.sort(axis=1)  # NaN last; a median needs only each column's set of values
+        low = np.take_along_axis(values, np.maximum(count - 1, 0) // 2, axis=1)
+        high = np.take_along_axis(values, count // 2, axis=1)
+        return np.where(count > 0, (low + high) / 2, np.nan)[:, 0, :]
+    center = medians(block)
+    return center, medians(np.abs(block - center[:, None, :], out=block))
 
 
 def _arrays(baseline: Baseline) -> tuple[list, list]:
-    """A Baseline's statistics as rows of COLUMNS (NaN where not known): the inverse of _made's."""
+    """A Baseline's statistics as rows of COLUMNS (NaN where not known): the inverse of _baseline's."""
     stats = baseline.stats
     pairs = [stats.get(metric, {}).get(level, (np.nan, np.nan)) for metric, level in COLUMNS]
     return [c for c, _ in pairs], [d for _, d in pairs]
 
 
-def _made(first: datetime, end: datetime, minutes: int, center: np.ndarray, spread: np.ndarray) -> Baseline:
-    """A preceding Baseline from prepare's rows: the statistics of the columns with a known value."""
+def _baseline(first: datetime, end: datetime, minutes: int, source: str, center: np.ndarray,
+              spread: np.ndarray) -> Baseline:
+    """A Baseline from rows of medians and MADs over COLUMNS: the statistics of the columns with a known value."""
     stats: dict = {}
     for (metric, level), c, d in zip(COLUMNS, center.tolist(), spread.tolist()):
         if c == c:  # not NaN: the column has a known value in the span
             stats.setdefault(metric, {})[level] = (c, d)
-    return Baseline(first, end, minutes, "preceding", stats)
-
-
-def _medians_3d(block: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """_medians of each matrix of a stack (axis 1: the minutes), `count` its known values per column: minutes x
-    COLUMNS, NaN where a column has none. Sorts `block` in place (a median needs only each column's set of values)."""
-    block.sort(axis=1)  # NaN last
-    low = np.take_along_axis(block, np.maximum(count - 1, 0) // 2, axis=1)
-    high = np.take_along_axis(block, count // 2, axis=1)
-    return np.where(count > 0, (low + high) / 2, np.nan)[:, 0, :]
+    return Baseline(first, end, minutes, source, stats)
 
 
 class Chooser:
@@ -125,7 +116,6 @@ class Chooser:
         self.points = [p for p in points if p["attempts"] >= min_attempts]
         self._rows = matrix(self.points, min_attempts)  # summarize's matrix of every point, sliced per minute
         self._at = [p["at"] for p in self.points]  # oldest first, as the series comes
-        self._index = {at: n for n, at in enumerate(self._at)}
         self._kept = [not excluded(at) for at in self._at]
         self.previous = [p for p in previous if p["attempts"] >= min_attempts]
         self.excluded, self.span = excluded, timedelta(hours=hours)
@@ -138,24 +128,23 @@ class Chooser:
     def prepare(self, minutes: list[datetime]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The baselines of these minutes (oldest first) with nothing skipped, as at(t) gives them: (median, MAD,
         has): median and MAD minutes x COLUMNS, NaN where a minute has no baseline or the baseline no known value of
-        the column; has, whether the minute has a baseline. The preceding ones are made in one pass (_preceding_all); at() then takes them unless
-        a skipped minute lies in the minute's span. TRICKY: a walk asks a baseline for every judged minute of the
+        the column; has, whether the minute has a baseline. The preceding ones are made in one pass (_preceding_all);
+        at() then takes them unless a skipped minute lies in the minute's span. TRICKY: a walk asks a baseline for every judged minute of the
         service and of each slice (~2,000 a service every minute), and one _summary call each was most of the
         incidents step's time."""
         center = np.full((len(minutes), len(COLUMNS)), np.nan)
         spread = center.copy()
+        has = np.zeros(len(minutes), dtype=bool)
         todo = []
         for n, t in enumerate(minutes):
             previous = self._previous_day(t)
             if previous is None:
                 todo.append(n)
             else:
-                center[n], spread[n] = _arrays(previous)
+                center[n], spread[n], has[n] = *_arrays(previous), True
         for first in range(0, len(todo), PREPARE_CHUNK):
             rows = todo[first:first + PREPARE_CHUNK]
-            self._plain.update(self._preceding_all([minutes[n] for n in rows], center, spread, rows))
-        has = np.array([self._previous_cache[_hour(t) - DAY] is not None or self._plain.get(t) is not None
-                        for t in minutes], dtype=bool)
+            self._plain.update(self._preceding_all([minutes[n] for n in rows], center, spread, has, rows))
         return center, spread, has
 
     def at(self, t: datetime, skip: set = frozenset()) -> Baseline | None:
@@ -163,41 +152,39 @@ class Chooser:
         of off minutes not yet an incident); None when neither choice has enough minutes with traffic."""
         return self._previous_day(t) or self._preceding(t, skip)
 
-    def values(self, points: list[dict]) -> np.ndarray:
-        """matrix(points, min_attempts) of points of the series (with min_attempts attempts), from the rows made
-        once."""
-        return self._rows[[self._index[p["at"]] for p in points]].reshape(len(points), len(COLUMNS))
-
     def unskipped(self, t: datetime, skip: set) -> bool:
         """Whether at(t, skip) is the baseline prepare() gave for t: the previous day's (it skips nothing), or the
         preceding one when no minute of `skip` lies in its span."""
-        return self._previous_day(t) is not None or not any(t - self.span <= s < t for s in skip)
+        return self._previous_day(t) is not None or self._clear(t, skip)
+
+    def _clear(self, t: datetime, skip: set) -> bool:
+        """No minute of `skip` lies in the span of t's preceding baseline."""
+        return not any(t - self.span <= s < t for s in skip)
 
     def _previous_day(self, t: datetime) -> Baseline | None:
-        hour = _hour(t) - DAY
+        hour = t.replace(minute=0, second=0, microsecond=0) - DAY
         if hour not in self._previous_cache:
             used = [p for p in self.previous if hour <= p["at"] < hour + HOUR and not self.excluded(p["at"])]
             self._previous_cache[hour] = self._make(used, "previous_day")
         return self._previous_cache[hour]
 
     def _preceding(self, t: datetime, skip: set) -> Baseline | None:
-        if t in self._plain and not any(t - self.span <= s < t for s in skip):
+        if t in self._plain and self._clear(t, skip):
             if t not in self._made:
-                self._made[t] = None if self._plain[t] is None else _made(*self._plain[t])
+                self._made[t] = None if self._plain[t] is None else _baseline(*self._plain[t])
             return self._made[t]
         at, kept = self._at, self._kept
         used = [i for i in range(bisect.bisect_left(at, t - self.span), bisect.bisect_left(at, t))
                 if kept[i] and at[i] not in skip]
         if len(used) < self.min_minutes:
             return None
-        return _summary(self.points[used[0]]["at"], self.points[used[-1]]["at"], self._rows[used], "preceding")
+        return _summary(at[used[0]], at[used[-1]], self._rows[used], "preceding")
 
-    def _preceding_all(self, minutes: list[datetime], center: np.ndarray, spread: np.ndarray,
+    def _preceding_all(self, minutes: list[datetime], center: np.ndarray, spread: np.ndarray, has: np.ndarray,
                        rows: list[int]) -> dict[datetime, tuple | None]:
         """_preceding(t, skip=nothing) of each minute, as one array of their spans' rows (padded with NaN to the
-        longest) sorted at once: the same medians and MADs as _summary's (_medians_3d), written into center and
-        spread at `rows`. Returns minute -> (first, end, minutes, median row, MAD row) for _made, None when its span
-        has too few minutes."""
+        longest) sorted at once: the same medians and MADs as _summary's, written into center, spread and has at
+        `rows`. Returns minute -> _baseline's arguments, None when its span has too few minutes."""
         kept = np.flatnonzero(self._kept)
         at = [self._at[i] for i in kept]
         lo = np.array([bisect.bisect_left(at, t - self.span) for t in minutes], dtype=int)
@@ -212,21 +199,15 @@ class Chooser:
         inside = offsets[None, :] < sizes[:, None]
         block = self._rows[kept][np.where(inside, lo[:, None] + offsets[None, :], 0)]  # minutes x span x COLUMNS
         block[~inside] = np.nan
-        count = (~np.isnan(block)).sum(axis=1, keepdims=True)
-        middle = _medians_3d(block, count)
-        deviation = _medians_3d(np.abs(block - middle[:, None, :], out=block), count)
+        middle, deviation = _medians_and_mads(block)
         targets = [rows[j] for j in enough.tolist()]
-        center[targets], spread[targets] = middle, deviation
+        center[targets], spread[targets], has[targets] = middle, deviation, True
         for n, (j, first, size) in enumerate(zip(enough.tolist(), lo.tolist(), sizes.tolist())):
-            out[minutes[j]] = (at[first], at[first + size - 1] + MINUTE, size, middle[n], deviation[n])
+            out[minutes[j]] = (at[first], at[first + size - 1] + MINUTE, size, "preceding", middle[n], deviation[n])
         return out
 
     def _make(self, used: list[dict], source: str) -> Baseline | None:
         return summarize(used, source, self.min_attempts) if len(used) >= self.min_minutes else None
-
-
-def _hour(t: datetime) -> datetime:
-    return t.replace(minute=0, second=0, microsecond=0)
 
 
 def _round(value: float | None) -> float | None:

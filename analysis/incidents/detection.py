@@ -196,9 +196,7 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
     # with no incident open, no run of off minutes and no skipped minute in its baseline's span (most of them) is
     # decided by it, with no Baseline made; the others as before. Judging each minute in Python was most of the
     # incidents step's time.
-    values = (chooser.values(judged) if chooser.min_attempts == th.incident_min_attempts
-              else matrix(judged, th.incident_min_attempts))
-    plain_off = off_minutes(values, center, spread, th, level).tolist()
+    plain_off = off_minutes(matrix(judged, th.incident_min_attempts), center, spread, th, level).tolist()
     has = has.tolist()
     out = Detection([], judged=len(judged))
     run: list[tuple[dict, Baseline]] = []  # consecutive off minutes, not yet an incident

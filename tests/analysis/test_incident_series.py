@@ -2,6 +2,7 @@
 series query, reconcile and the minute job on request_buckets rows written by SQL (fast, no simulator)."""
 import math
 import random
+import statistics
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -191,6 +192,15 @@ def test_baselines_made_in_one_pass_equal_those_made_minute_by_minute():
             skip = set(rng.sample(minutes, k=min(3, len(minutes)))) if rng.random() < 0.3 else set()
             assert batched.at(t, skip) == one_by_one.at(t, skip)
             compared += batched.at(t, skip) is not None
+        # and both are the statistics.median of the span's known values and of their deviations
+        if (made := batched.at(minutes[-1])) is not None:
+            used = [p for p in points if made.start <= p["at"] < made.end and p["attempts"] >= 5
+                    and p["at"] not in stored]
+            for metric, levels in made.stats.items():
+                for level, (center, spread) in levels.items():
+                    known = [p[metric][level] for p in used if p[metric]["count"] >= 5 and p[metric][level] is not None]
+                    assert center == statistics.median(known)
+                    assert spread == statistics.median(abs(v - center) for v in known)
     assert compared > 1000  # most minutes had a baseline to compare
 
 
