@@ -29,13 +29,15 @@ def main() -> int:
 def run(a) -> int:
     from payloads import build_bodies
 
+    from profile_ingest import _key
+
     from ingest import inserts, mapping, pipeline
     from ingest.inserts import TRACES, _insert_settings
-    from projects.models import ApiKey, Project
+    from projects.models import Project
     from store import client
 
     project, _ = Project.objects.get_or_create(name="bench")
-    key = f"Bearer {ApiKey.issue(project, scopes=['ingest', 'read'])[1]}"
+    key = _key(project)
     writer = pipeline.get_writer()
     writer._stop.set()  # the records stay in the spool: this script reads them
     for body in build_bodies(a.spans, 500):

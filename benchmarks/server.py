@@ -51,8 +51,13 @@ def proc_figures(pid: int) -> tuple[float, float]:
     """(peak RSS in MiB, CPU seconds user+system) of a live process, from /proc."""
     status = Path(f"/proc/{pid}/status").read_text()
     hwm_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return hwm_kib / 1024, (int(fields[11]) + int(fields[12])) / CLK_TCK  # stat fields 14, 15: utime, stime
+    return hwm_kib / 1024, _cpu_s(Path(f"/proc/{pid}/stat"))
+
+
+def _cpu_s(stat: Path) -> float:
+    """utime + stime of a /proc stat file (a process's or a thread's), in seconds."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # stat fields 14, 15: utime, stime
 
 
 def thread_cpu_s(pid: int) -> dict[str, float]:
@@ -62,10 +67,10 @@ def thread_cpu_s(pid: int) -> dict[str, float]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             name = (task / "comm").read_text().strip().rstrip("0123456789-_")
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            cpu = _cpu_s(task / "stat")
         except OSError:  # the thread ended between listing and reading
             continue
-        by_name[name] = by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLK_TCK
+        by_name[name] = by_name.get(name, 0.0) + cpu
     return by_name
 
 
