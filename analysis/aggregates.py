@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from threading import Lock
 
@@ -39,6 +40,7 @@ from django.conf import settings
 from analysis.models import UnaggregatedHour
 from analysis.windows import utc_naive
 from store import client
+from store.concurrent import gather
 from store.sql import SqlFiles
 
 _sql = SqlFiles(Path(__file__).parent / "sql").text
@@ -49,12 +51,15 @@ SETTLE = timedelta(minutes=10)
 CHUNK_HOURS = 6
 # answers kept within one shared_reads() block (None outside one): key -> Future, and the lock that guards the dict
 _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", default=None)
-# the INSERT ... SELECT of each aggregate table, from request_buckets
-STATEMENTS = ("aggregate_scheduler_minutes", "aggregate_request_hours", "aggregate_bucket_minutes",
-              "aggregate_overview_five_minutes", "aggregate_bucket_hours", "aggregate_tenant_hours",
-              "aggregate_tenant_service_hours", "aggregate_coverage_hours", "aggregate_share_hours",
-              "aggregate_segment_hours", "aggregate_retry_hours", "aggregate_churn_minutes",
-              "aggregate_incident_minutes")
+# the INSERT ... SELECT of each aggregate table, in chains: a chain's later statements read what its first wrote
+# (bucket_minutes, tenant_hours), the others read request_buckets. The chains run side by side in this order: the two
+# longest statements (scheduler and incident minutes) at either end run beside short ones, not together (together:
+# +0.4 s an hour)
+CHAINS = (("aggregate_scheduler_minutes",), ("aggregate_request_hours",),
+          ("aggregate_bucket_minutes", "aggregate_overview_five_minutes", "aggregate_bucket_hours"),
+          ("aggregate_tenant_hours", "aggregate_tenant_service_hours"), ("aggregate_coverage_hours",),
+          ("aggregate_share_hours",), ("aggregate_segment_hours",), ("aggregate_retry_hours",),
+          ("aggregate_churn_minutes",), ("aggregate_incident_minutes",))
 
 
 def floor_hour(moment: datetime) -> datetime:
@@ -123,11 +128,18 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     # the memory a statement needs
     for chunk in range(0, int((hi - lo) / HOUR), CHUNK_HOURS):
         params = {**base, "start": lo + HOUR * chunk, "end": min(hi, lo + HOUR * (chunk + CHUNK_HOURS))}
-        for statement in STATEMENTS:
-            client.command(_sql(statement), parameters=params)
+        # the chains write their own tables: run side by side they overlap their planning and
+        # their scans on the cores (one hour of the 10M-span bench day: 2.6-2.7 s one after the other, 1.7-1.9 s
+        # three at a time, CLICKHOUSE_READ_THREADS); the hours are marked only once all of them are written
+        gather(*(partial(_run_chain, chain, params) for chain in CHAINS))
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
     client.command(_sql("aggregate_mark_hours"), parameters={**base, "hours": hours})
     return len(hours)
+
+
+def _run_chain(statements: tuple[str, ...], params: dict) -> None:
+    for statement in statements:
+        client.command(_sql(statement), parameters=params)
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,10 @@ def _read_settings(extra: dict | None) -> dict:
 
 
 def command(sql: str, parameters: dict | None = None, settings: dict | None = None, data: bytes | None = None,
-            role: str = "default"):
-    return _call(get_client(role).command, sql, parameters=parameters, settings=settings, data=data)
+            role: str | None = None):
+    """A statement through the client of `role` (default: this thread's, as reads: store/concurrent.py's threads
+    each have their own, so statements run by gather() do not queue behind one client)."""
+    return _call(get_client(role or reader_role()).command, sql, parameters=parameters, settings=settings, data=data)
 
 
 def close() -> None:
