@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
-from analysis import engine_series, queries, stats
+from analysis import engine_series, queries, stats, sweeps
 from analysis.buckets import PARTS
 from analysis.evidence_types import (
     LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence,
@@ -44,7 +44,7 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py).
     # The scheduler sweep starts first and runs beside the rest: it is the longest of a window not cut at hours, and
     # only the tenants' reads wait for it; the instance starts begin as soon as the distribution is in.
-    with beside(lambda: queries.scheduler_sweep(*args, bucket_ms=width, limit=top)) as sweeping:
+    with beside(lambda: sweeps.sweep(*args, bucket_ms=width, limit=top)) as sweeping:
         minutes, dist, shares, by_segment, retry, engine = gather(
             lambda: queries.churn_windows(*args, **narrow),
             lambda: queries.bucket_distribution(*args, **narrow),

@@ -9,7 +9,7 @@ starts with it. Results replace earlier ones for the same window, so a job may b
 """
 from datetime import datetime
 
-from analysis import aggregates, backlog
+from analysis import aggregates, backlog, sweeps
 from analysis.diagnosis_service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.fairness import Deadline, by_project, run_in_turns
@@ -87,7 +87,10 @@ def diagnose_recent(now: datetime, deadline: Deadline | None = None) -> dict:
         finally:  # also when it raised: the service's next spans queue it again
             pending.delete()
 
-    tally = run_in_turns(backlog.pending_diagnosis_queues(start), unit, deadline or Deadline(None), "diagnose")
+    with sweeps.batched(start, end):  # the services' scheduler sweeps are read a batch at a time
+        queues = [sweeps.announced(queue, lambda pending: (pending.project_id, pending.service))
+                  for queue in backlog.pending_diagnosis_queues(start)]
+        tally = run_in_turns(queues, unit, deadline or Deadline(None), "diagnose")
     return {"window": [start.isoformat(), end.isoformat()], "verdicts": dict(tally.outcomes), "found": found,
             "expired": expired, "deferred": PendingDiagnosis.objects.count(), "errors": tally.errors}
 
@@ -101,8 +104,9 @@ def diagnose_active(start: datetime, end: datetime, deadline: Deadline | None = 
     for project_id, service in active_services(start, end):
         if (project_id, service) not in stored:
             todo.setdefault(project_id, []).append(service)
-    queues = [iter([(p, s) for s in services]) for p, services in todo.items()]
-    tally = run_in_turns(queues, lambda unit: verdict(*unit, start, end), deadline or Deadline(None), "rollup")
+    with sweeps.batched(start, end):  # the services' scheduler sweeps are read a batch at a time
+        queues = [sweeps.announced(iter([(p, s) for s in services]), lambda unit: unit) for p, services in todo.items()]
+        tally = run_in_turns(queues, lambda unit: verdict(*unit, start, end), deadline or Deadline(None), "rollup")
     left = sum(map(len, todo.values())) - tally.done - tally.errors
     return {"verdicts": dict(tally.outcomes), "deferred": left, "errors": tally.errors}
 

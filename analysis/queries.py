@@ -158,7 +158,8 @@ def request_shares(project_id, service, start, end, route="", tenant="") -> dict
 
 
 def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int | None = None) -> dict:
-    """The +1/-1 sweep of docs/span-convention.md's scheduler state, over the whole service (no route/tenant).
+    """The +1/-1 sweep of docs/span-convention.md's scheduler state, over the whole service (no route/tenant; every
+    service of the project as one for service '').
 
     {"instances": [{"instance", "bucket_start" (aware UTC), "cap" (None: unknown), "backlog_ms",
     "capped_backlog_ms" (backlog_ms when the instance reported a cap in the window, else 0), "uncapped_backlog_ms"
@@ -172,17 +173,24 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
     with the most slot time keep rows of their own; the rest are pooled (per bucket for instances) in rows named
     evidence_types.OTHERS whose "others" says how many they hold (None on every other row), which come last.
     """
+    return scheduler_sweeps(project_id, [service] if service else [], start, end, bucket_ms, limit)[service]
+
+
+def scheduler_sweeps(project_id, services: list[str], start, end, bucket_ms: int, limit: int | None = None) -> dict:
+    """scheduler_sweep of each of `services` from one read (analysis/sweeps.py): service -> its sweep. An empty
+    list: every service of the project as one, under ''."""
     # the stored minutes serve buckets of whole minutes; finer ones are swept from attempts over the whole window
     cut = aggregates.split(project_id, start, end) if bucket_ms % MINUTE_MS == 0 else aggregates.whole(start, end)
-    params = {**_params(project_id, service, start, end, bucket_ms=bucket_ms,
+    params = {**_params(project_id, "", start, end, bucket_ms=bucket_ms, services=list(services),
                         limit=UINT32_MAX if limit is None else limit), **cut.params}
-    instances, tenants = [], []
+    out = {service: {"instances": [], "tenants": []} for service in services or [""]}
     # a window that is all core (whole aggregated hours) reads its stored minutes alone
     name = "scheduler_sweep_core" if (cut.core_start, cut.core_end) == (cut.start, cut.end) else "scheduler_sweep"
     for r in client.query(_sql(name), parameters=params):
         others = int(r["folded"]) if r["is_others"] else None
+        sweep = out[r["service"]]
         if r["is_instance_row"]:
-            instances.append({
+            sweep["instances"].append({
                 "instance": OTHERS if others is not None else r["instance_name"], "cap": r["cap"],
                 "bucket_start": datetime.fromtimestamp(r["bucket_start_ms"] / 1000, tz=timezone.utc),
                 "backlog_ms": r["backlog_ms_sum"], "capped_backlog_ms": r["capped_backlog_ms"],
@@ -190,10 +198,10 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
                 "in_flight_ms": r["in_flight_ms_sum"], "covered_ms": r["covered_ms_sum"], "queue_max": r["queue_max_all"],
                 "in_flight_max": r["in_flight_max_all"], "others": others})
         else:
-            tenants.append({"tenant": OTHERS if others is not None else r["tenant_name"],
-                            "in_flight_backlog_ms": r["in_flight_backlog_ms_sum"], "attempts": int(r["attempts_sum"]),
-                            "others": others})
-    return {"instances": instances, "tenants": tenants}
+            sweep["tenants"].append({"tenant": OTHERS if others is not None else r["tenant_name"],
+                                     "in_flight_backlog_ms": r["in_flight_backlog_ms_sum"],
+                                     "attempts": int(r["attempts_sum"]), "others": others})
+    return out
 
 
 def churn_windows(project_id, service, start, end, route="", tenant="") -> list[dict]:

@@ -1,6 +1,7 @@
 -- scheduler_sweep.sql's bounded rows from `window_rows` (the window's minutes and hours per instance-bucket and
 -- tenant, from its core and edges): grouped, ranked, the rest pooled. See scheduler_sweep.sql.
 SELECT
+    service,
     is_instance_row,
     NOT kept AS is_others,
     if(kept, instance, '') AS instance_name,
@@ -26,30 +27,30 @@ FROM
     FROM
     (
         SELECT *,
-               dense_rank() OVER (PARTITION BY is_instance_row ORDER BY instance_backlog_ms DESC, instance_in_flight_ms DESC, instance) AS instance_rank,
-               row_number() OVER (PARTITION BY is_instance_row ORDER BY in_flight_backlog_ms DESC, tenant) AS tenant_rank
+               dense_rank() OVER (PARTITION BY service, is_instance_row ORDER BY instance_backlog_ms DESC, instance_in_flight_ms DESC, instance) AS instance_rank,
+               row_number() OVER (PARTITION BY service, is_instance_row ORDER BY in_flight_backlog_ms DESC, tenant) AS tenant_rank
         FROM
         (
             -- each instance's totals over the window, whether it ever reported a cap, and how many instances
             -- (instance rows) or tenants (tenant rows) there are
             SELECT *, sum(backlog_ms) OVER i AS instance_backlog_ms, sum(in_flight_ms) OVER i AS instance_in_flight_ms,
                    max(instance_cap IS NOT NULL) OVER i AS instance_capped,
-                   uniqExact(if(is_instance_row, instance, tenant)) OVER (PARTITION BY is_instance_row) AS names
+                   uniqExact(if(is_instance_row, instance, tenant)) OVER (PARTITION BY service, is_instance_row) AS names
             FROM
             (
                 -- the window's rows per instance and bucket (tenant = '') and per tenant (instance = ''): its
                 -- aggregated core's minutes and hours (analysis/aggregates.py) with the edges swept from attempts
-                SELECT is_instance_row, instance, bucket_start_ms, tenant, argMax(cap, cap_at) AS instance_cap,
+                SELECT service, is_instance_row, instance, bucket_start_ms, tenant, argMax(cap, cap_at) AS instance_cap,
                        sum(backlog_ms) AS backlog_ms, sum(gap_ms) AS gap_ms, sum(queue_ms) AS queue_ms,
                        sum(in_flight_ms) AS in_flight_ms, sum(covered_ms) AS covered_ms, max(queue_max) AS queue_max,
                        max(in_flight_max) AS in_flight_max, sum(in_flight_backlog_ms) AS in_flight_backlog_ms,
                        sum(attempts) AS attempts
                 FROM window_rows
-                GROUP BY is_instance_row, instance, bucket_start_ms, tenant
+                GROUP BY service, is_instance_row, instance, bucket_start_ms, tenant
             )
-            WINDOW i AS (PARTITION BY is_instance_row, instance)
+            WINDOW i AS (PARTITION BY service, is_instance_row, instance)
         )
     )
 )
-GROUP BY is_instance_row, kept, instance_name, bucket_start_ms, tenant_name
-ORDER BY is_instance_row DESC, is_others, instance_name, bucket_start_ms, in_flight_backlog_ms_sum DESC, tenant_name
+GROUP BY service, is_instance_row, kept, instance_name, bucket_start_ms, tenant_name
+ORDER BY service, is_instance_row DESC, is_others, instance_name, bucket_start_ms, in_flight_backlog_ms_sum DESC, tenant_name

@@ -1,5 +1,6 @@
--- Scheduler state of each instance of one service (docs/span-convention.md, "Scheduler state over time")
--- over the window [start, end): the scheduler_pieces view's sweep of the attempts queued or in flight during the
+-- Scheduler state of each instance of each of {services} (docs/span-convention.md, "Scheduler state over time";
+-- empty: every service of the project, as one with service '') over the window [start, end), each service ranked
+-- on its own: the scheduler_pieces view's sweep of the attempts queued or in flight during the
 -- window's edges (one call: the view leaves out the hours of its aggregated core [core_start, core_end)), with the
 -- core's stored minutes and hours (analysis/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
 -- (epoch-aligned; whole minutes when the window has a core). Route and tenant filters do not apply (an instance's
@@ -19,10 +20,10 @@ WITH window_rows AS
 (
     {{scheduler_core_rows}}
     UNION ALL
-    SELECT is_instance_row, instance, tenant, last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms,
-           in_flight_ms, covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
+    SELECT if(empty({services:Array(String)}), '', service) AS service, is_instance_row, instance, tenant,
+           last_cap AS cap, cap_at, backlog_ms, gap_ms, queue_ms, in_flight_ms, covered_ms, queue_max, in_flight_max, in_flight_backlog_ms, attempts,
            if(is_instance_row, intDiv(bucket_ns, 1000000), 0) AS bucket_start_ms
-    FROM scheduler_pieces(project_id = {project_id:UInt32}, service = {service:String},
+    FROM scheduler_pieces(project_id = {project_id:UInt32}, services = {services:Array(String)},
                           start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')},
                           core_start = {core_start:DateTime64(9, 'UTC')},
                           core_end = {core_end:DateTime64(9, 'UTC')}, bucket_ms = {bucket_ms:UInt32})

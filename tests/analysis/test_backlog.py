@@ -85,3 +85,34 @@ def test_a_queued_service_whose_traffic_left_the_window_is_dropped(two_services)
     # 75 minutes on (the window 11:20-11:35), spans found at 10:15 cannot be in it: dropped, not diagnosed
     late = jobs.diagnose_recent(NOW + timedelta(minutes=80))
     assert (late["expired"], late["verdicts"], late["deferred"]) == (2, {}, 0)
+
+
+def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monkeypatch):
+    """diagnose_recent and diagnose_active read the scheduler sweeps of sweeps.BATCH services at a time, and each
+    service's diagnosis is the one it gets alone."""
+    from analysis import queries, sweeps
+    from analysis.diagnosis_service import run_diagnosis
+    project, key = alpha
+    names = ["a", "b", "c"]
+    for k, service in enumerate(names):  # attempts 0.5 s apart each queued 1-3 s on an instance of cap 2
+        ingest(key, f.request(*[f.attempt(start_ns=int((f.BASE.timestamp() + 60 + i / 2) * 1e9),
+                                          t_queue_ms=1000.0 * (1 + (i + k) % 3), t_stream_ms=2500.0,
+                                          attributes={"llm.scheduler.cap": 2}) for i in range(12)],
+                              service=service))
+    read = []
+    real = queries.scheduler_sweeps
+    monkeypatch.setattr(queries, "scheduler_sweeps", lambda p, services, *a, **k: (
+        read.append(sorted(services)), real(p, services, *a, **k))[1])
+    monkeypatch.setattr(sweeps, "BATCH", 2)
+    assert _minute(NOW)["verdicts"] and sorted(read) == [["a", "b"], ["c"]]
+    batched = {d.service: d.result for d in WindowDiagnosis.objects.filter(project=project)}
+    assert sorted(batched) == names and all(r["evidence"]["gap_fraction"]["instances"] for r in batched.values())
+    read.clear()
+    start, end = f.BASE, f.BASE + timedelta(minutes=15)
+    assert {s: run_diagnosis(project.id, s, start, end) for s in names} == batched
+    assert sorted(read) == [[s] for s in names]  # no job around: each read alone
+    read.clear()
+    WindowDiagnosis.objects.all().delete()
+    assert sum(jobs.diagnose_active(start, end)["verdicts"].values()) == 3
+    assert sorted(read) == [["a", "b"], ["c"]]
+    assert {d.service: d.result for d in WindowDiagnosis.objects.filter(project=project)} == batched

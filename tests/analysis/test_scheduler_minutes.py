@@ -135,3 +135,28 @@ def test_a_reaggregated_hour_leaves_no_stale_rows(traffic, clickhouse):
     after = queries.scheduler_sweep(pid, SVC, start, end, 3_600_000)
     assert "i0" in {r["instance"] for r in before["instances"]}
     assert "i0" not in {r["instance"] for r in after["instances"]}
+
+
+def test_sweeps_of_several_services_in_one_read_equal_each_read_alone(traffic, clickhouse, alpha):
+    """scheduler_sweeps (the diagnose jobs' batches, analysis/sweeps.py) ranks and pools each service on its own: one
+    read of three services equals three reads of one, with and without a core, bounded or not; an empty list pools
+    every service as one."""
+    pid = traffic(1)
+    for seed, service in ((2, "svc-b"), (5, "svc-c")):
+        clickhouse.command(RANDOM_ATTEMPTS.replace("'svc'", "{svc:String}"),
+                           parameters={"pid": pid, "seed": seed, "n": 900, "h0": H0, "svc": service})
+    publish_buckets(pid)
+    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    services = [SVC, "svc-b", "svc-c"]
+    for start, end, bucket_ms, _ in WINDOWS[1:4]:
+        for limit in (None, 1):
+            alone = {s: queries.scheduler_sweep(pid, s, start, end, bucket_ms, limit) for s in services}
+            assert queries.scheduler_sweeps(pid, services, start, end, bucket_ms, limit) == alone
+            assert alone[SVC] != alone["svc-b"] and all(alone[s]["instances"] for s in services)
+            assert queries.scheduler_sweeps(pid, ["svc-c", "none"], start, end, bucket_ms, limit) == {
+                "svc-c": alone["svc-c"], "none": {"instances": [], "tenants": []}}
+    pooled = queries.scheduler_sweep(pid, "", *WINDOWS[1][:3])
+    every = [queries.scheduler_sweep(pid, s, *WINDOWS[1][:3]) for s in services]
+    assert sum(t["attempts"] for t in pooled["tenants"]) == sum(t["attempts"] for one in every for t in one["tenants"])
+    assert sum(r["backlog_ms"] for r in pooled["instances"]) == pytest.approx(
+        sum(r["backlog_ms"] for one in every for r in one["instances"]))
