@@ -1,12 +1,12 @@
 -- Recompute the request_buckets rows of one project's attempts queued in [start, end): the attempts
--- view's buckets plus stage sums (ms) from stage spans under the attempt and under the run's root span
--- (the attempt's parent: where retrieval and tool stages live). A stage kind with no span is NULL.
+-- view's buckets plus stage sums (ms) from stage spans under the attempt (the view's own_*_ms) and under the run's
+-- root span (the attempt's parent: where retrieval and tool stages live). A stage kind with no span is NULL.
 -- t_retry is NULL when the run is unknowable: the span names no llm.run.id, llm.attempt or
 -- http.request.resend_count, so other attempts of its trace need not be tries of the same request.
 INSERT INTO request_buckets
 WITH stage_sums AS
 (
-    -- stage sums (ms) per parent span; NULL for a stage kind with no span
+    -- stage sums (ms) per parent span (here: the attempts' parents); NULL for a stage kind with no span
     SELECT trace_id AS s_trace_id, parent_span_id AS s_parent_span_id,
            if(countIf(stage IN ('tokenize', 'prompt_build', 'policy')) > 0, sumIf(duration_ms, stage IN ('tokenize', 'prompt_build', 'policy')), NULL) AS prep_ms,
            if(countIf(stage = 'network') > 0, sumIf(duration_ms, stage = 'network'), NULL) AS network_ms,
@@ -28,16 +28,14 @@ SELECT
        OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count'),
        a.t_retry_ms, NULL),
     a.ttft_ms, a.total_ms,
-    if(o.prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(o.prep_ms, 0) + coalesce(p.prep_ms, 0)),
-    if(o.network_ms IS NULL AND p.network_ms IS NULL, NULL, coalesce(o.network_ms, 0) + coalesce(p.network_ms, 0)),
-    if(o.retrieval_ms IS NULL AND p.retrieval_ms IS NULL, NULL, coalesce(o.retrieval_ms, 0) + coalesce(p.retrieval_ms, 0)),
-    if(o.tool_ms IS NULL AND p.tool_ms IS NULL, NULL, coalesce(o.tool_ms, 0) + coalesce(p.tool_ms, 0)),
-    if(o.post_stage_ms IS NULL AND p.post_stage_ms IS NULL, NULL, coalesce(o.post_stage_ms, 0) + coalesce(p.post_stage_ms, 0)),
+    if(a.own_prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(a.own_prep_ms, 0) + coalesce(p.prep_ms, 0)),
+    if(a.own_network_ms IS NULL AND p.network_ms IS NULL, NULL, coalesce(a.own_network_ms, 0) + coalesce(p.network_ms, 0)),
+    if(a.own_retrieval_ms IS NULL AND p.retrieval_ms IS NULL, NULL, coalesce(a.own_retrieval_ms, 0) + coalesce(p.retrieval_ms, 0)),
+    if(a.own_tool_ms IS NULL AND p.tool_ms IS NULL, NULL, coalesce(a.own_tool_ms, 0) + coalesce(p.tool_ms, 0)),
+    if(a.own_post_stage_ms IS NULL AND p.post_stage_ms IS NULL, NULL, coalesce(a.own_post_stage_ms, 0) + coalesce(p.post_stage_ms, 0)),
     a.t_retry_ms IS NOT NULL,
     a.run_attempt_count,
     {computed_at:DateTime64(3, 'UTC')}
 FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
--- the attempt's own stage spans
-LEFT JOIN stage_sums AS o ON o.s_trace_id = a.trace_id AND o.s_parent_span_id = a.span_id
 -- the stage spans of the run's root span (the attempt's parent)
 LEFT JOIN stage_sums AS p ON p.s_trace_id = a.trace_id AND p.s_parent_span_id = a.parent_span_id

@@ -32,13 +32,18 @@ def test_rows_carry_buckets_and_stage_sums_from_the_attempt_and_its_run_root(alp
     a = f.attempt(t_queue_ms=20, t_first_token_ms=300, reused=False, parent=root, trace_id=root.trace_id,
                   start_ns=root.start_time_unix_nano + 100 * f.MS, attributes={"llm.run.id": "run-1"})
     stages = [f.stage(a, "connect", 20, 30), f.stage(a, "tokenize", 50, 5), f.stage(a, "prompt_build", 55, 7),
-              f.stage(a, "policy", 62, 3), f.stage(a, "network", 70, 12), f.stage(root, "retrieval", 0, 60)]
-    ingest(key, f.request(root, a, *stages))
-    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 1
-    [row] = _rows(buckets, project.id)
-    # t_conn 30 (connect span); 300 - 30 -> 270; prep 5 + 7 + 3 -> 15; retrieval from the root's child
+              f.stage(a, "policy", 62, 3), f.stage(a, "network", 70, 12), f.stage(root, "retrieval", 0, 60),
+              f.stage(a, "tool", 80, 4), f.stage(root, "tool", 1500, 6), f.stage(a, "post", 1300, 9)]
+    alone = f.attempt(start_ns=root.start_time_unix_nano + 5000 * f.MS)  # no stage spans: every sum unknown
+    ingest(key, f.request(root, a, *stages, alone))
+    assert materialize(project.id, f.BASE - DAY, f.BASE + DAY) == 2
+    row, other = _rows(buckets, project.id)
+    assert [other[k] for k in ("prep_ms", "network_ms", "retrieval_ms", "tool_ms", "post_stage_ms")] == [None] * 5
+    # t_conn 30 (connect span); 300 - 30 -> 270; prep 5 + 7 + 3 -> 15; retrieval from the root's child; tool 4 + 6
+    # from both
     assert (row["t_queue_ms"], row["t_conn_ms"], row["t_first_token_ms"], row["t_retry_ms"]) == (20, 30, 270, 0)
-    assert (row["prep_ms"], row["network_ms"], row["retrieval_ms"], row["tool_ms"]) == (15, 12, 60, None)
+    assert (row["prep_ms"], row["network_ms"], row["retrieval_ms"], row["tool_ms"], row["post_stage_ms"]) == (
+        15, 12, 60, 10, 9)
     assert (row["is_final_attempt"], row["run_attempt_count"], row["ttft_ms"]) == (True, 1, 320)
 
 
