@@ -51,8 +51,9 @@ def store_now() -> datetime:
 def dirty_hours(since: datetime) -> list[tuple[int, datetime]]:
     """(project_id, hour start as aware UTC datetime) pairs that received spans ingested at or after `since`.
 
-    Hours are those of the spans' queued_at (start_at for stage spans); stage spans and retries also
-    mark the previous hour when they lie within 10 minutes after its end. Empty list when nothing came.
+    Hours are those of the spans' queued_at (start_at for stage spans); stage spans and retries within 10 minutes
+    after an hour's end also mark that hour when an attempt of their trace (a retry: or of its run) is queued in it.
+    Empty list when nothing came.
     """
     rows = client.query_rows(_sql("dirty_hours"), parameters={"since": utc_naive(since)})
     return [(int(project_id), hour.replace(tzinfo=timezone.utc)) for project_id, hour in rows]

@@ -98,6 +98,26 @@ def test_a_late_stage_span_marks_its_hour_and_the_one_before_near_the_boundary(a
     assert dirty_hours(since) == [(project.id, f.BASE), (project.id, f.BASE + H)]
 
 
+def test_a_span_near_the_boundary_marks_the_hour_before_only_for_its_trace_or_run(alpha, ingest, buckets):
+    """A stage span or a retry in the first 10 minutes of an hour marks the hour before when an attempt of its trace,
+    or for a retry of its run, is queued there; not otherwise (that re-materialized a whole hour every minute)."""
+    project, key = alpha
+    run = {"llm.run.id": "run-7"}
+    earlier = f.attempt(start_ns=_at(55), attributes={**run, "llm.attempt": 1})  # 10:55, its own trace
+    ingest(key, f.request(earlier, f.attempt(start_ns=_at(58))))
+    since = datetime.now(timezone.utc) - timedelta(milliseconds=1)
+    other = f.attempt(start_ns=_at(62))  # 11:02, a trace of its own
+    retry = f.attempt(start_ns=_at(63), attributes={"llm.attempt": 2})  # of no stored run
+    ingest(key, f.request(other, f.stage(other, "tokenize", 1, 2), retry))
+    assert dirty_hours(since) == [(project.id, f.BASE + H)]
+    since = datetime.now(timezone.utc) - timedelta(milliseconds=1)
+    ingest(key, f.request(f.attempt(start_ns=_at(64), attributes={**run, "llm.attempt": 2})))  # run-7's retry
+    assert dirty_hours(since) == [(project.id, f.BASE), (project.id, f.BASE + H)]
+    since = datetime.now(timezone.utc) - timedelta(milliseconds=1)
+    ingest(key, f.request(f.attempt(start_ns=_at(75), attributes={**run, "llm.attempt": 3})))  # 11:15: too late
+    assert dirty_hours(since) == [(project.id, f.BASE + H)]
+
+
 def test_materialize_dirty_recomputes_each_dirty_hour(alpha, ingest, buckets):
     project, key = alpha
     since = datetime.now(timezone.utc) - timedelta(seconds=1)
