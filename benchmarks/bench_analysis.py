@@ -7,7 +7,7 @@ lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp
   ending at 23:37 as a dashboard's window ends at a minute (its edges read from attempts);
 - one minute's periodic work for 10 services: materialize the hour taking spans + diagnose each service's
   recent window + the incidents step (detect_recent: every active service over the last 2 hours; target <= 10 s
-  for the three); once an hour, the minute after it settles also aggregates it (analysis/aggregates.py), timed on
+  for the three), three minutes in a row, the median; once an hour, the minute after it settles also aggregates it (analysis/aggregates.py), timed on
   its own and with the minute;
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
   series of the hour, its baseline hours and the same hour a day earlier; target: well under the minute).
@@ -95,11 +95,9 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis import aggregates, jobs, windows
+    from analysis import aggregates
     from analysis.diagnosis_service import run_diagnosis
-    from analysis.incidents.jobs import detect_recent
     from analysis.materialize import materialize
-    from analysis.models import WindowDiagnosis
     from store import client
     from store.migrate import migrate
     from projects.models import Project
@@ -123,18 +121,14 @@ def run(a) -> int:
     # the minute at 18:30: the hour taking spans (a whole hour's traffic here, so a busy end of hour) is materialized,
     # not aggregated: it has not settled
     end = DAY + timedelta(hours=18, minutes=30)
-    # a reused data dir holds the last run's diagnoses of this window, which diagnose_active would leave alone
-    WindowDiagnosis.objects.filter(start=end - windows.RECENT, end=end).delete()
-    t = time.perf_counter()
-    materialize(1, DAY + timedelta(hours=18), DAY + timedelta(hours=19), end)
-    jobs.diagnose_active(end - windows.RECENT, end)
-    steps = time.perf_counter() - t
-    # the minute pipeline's incidents step as it runs (latency_obs/pipeline.py): every active service over the last
-    # STRETCH, with its baseline hours and the day before
-    _, incidents = timed("  of which the incidents step (detect_recent, 10 services)", detect_recent, end)
-    minute = steps + incidents
+    # three minutes in a row, as the pipeline runs them: each minute's new version of the hour is merged in the
+    # background while the next one runs, so the first minute alone is the quietest; the median is reported
+    minutes = [one_minute(end) for _ in range(3)]
+    minute, steps, incidents = sorted(minutes)[1]
     print(f"  {'one minute of periodic jobs, 10 services':58s} {minute:7.2f} s   (target <= 10 s; 7.4 s before "
-          f"issue 14, without incidents) {'ok' if minute <= 10 else 'MISSED'}  (materialize + diagnose {steps:.2f} s)")
+          f"issue 14, without incidents) {'ok' if minute <= 10 else 'MISSED'}  (median of "
+          f"{', '.join(f'{m[0]:.2f}' for m in minutes)} s; materialize + diagnose {steps:.2f} s, incidents "
+          f"{incidents:.2f} s)")
     # the day's last hour, as busy as 17:00, stands for the hour that settled: its next hour has no aggregates, as
     # the hour after a settling one never has (17:00's has, from the backfill, and would be redone too)
     _, settle = timed("aggregate the hour that settled (once an hour)", aggregates.refresh, 1,
@@ -143,6 +137,27 @@ def run(a) -> int:
           f"{'ok' if minute + settle <= 10 else 'MISSED'}")
     detect_ten_services(DAY + timedelta(hours=18))
     return 0
+
+
+def one_minute(end) -> tuple[float, float, float]:
+    """The minute at `end` (18:30): the hour taking spans (a whole hour's traffic here, so a busy end of hour) is
+    materialized, not aggregated (it has not settled), its services diagnosed over the recent window, then the
+    incidents step as the pipeline runs it (latency_obs/pipeline.py: every active service over the last STRETCH,
+    with its baseline hours and the day before). Returns (the minute, materialize + diagnose, incidents) in s."""
+    from analysis import jobs, windows
+    from analysis.incidents.jobs import detect_recent
+    from analysis.materialize import materialize
+    from analysis.models import WindowDiagnosis
+
+    # the minute before stored this window's diagnoses, which diagnose_active would leave alone
+    WindowDiagnosis.objects.filter(start=end - windows.RECENT, end=end).delete()
+    t = time.perf_counter()
+    materialize(1, DAY + timedelta(hours=18), DAY + timedelta(hours=19), end)
+    jobs.diagnose_active(end - windows.RECENT, end)
+    steps = time.perf_counter() - t
+    detect_recent(end)
+    took = time.perf_counter() - t
+    return took, steps, took - steps
 
 
 def detect_ten_services(end) -> None:
