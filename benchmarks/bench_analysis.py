@@ -7,8 +7,8 @@ lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp
   ending at 23:37 as a dashboard's window ends at a minute (its edges read from attempts);
 - one minute's periodic work for 10 services: materialize the hour taking spans + diagnose each service's
   recent window + the incidents step (detect_recent: every active service over the last 2 hours; target <= 10 s
-  for the three), three minutes in a row, the median; once an hour, the minute after it settles also aggregates it (analysis/aggregates.py), timed on
-  its own and with the minute;
+  for the three), three minutes in a row, the median; and the minute an hour settles (00:10 of the next day: the
+  new hour's 10 minutes materialized, 23:00 aggregated (analysis/aggregates.py), diagnoses, incidents);
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
   series of the hour, its baseline hours and the same hour a day earlier; target: well under the minute).
 """
@@ -95,7 +95,6 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis import aggregates
     from analysis.diagnosis_service import run_diagnosis
     from analysis.materialize import materialize
     from store import client
@@ -129,12 +128,10 @@ def run(a) -> int:
           f"issue 14, without incidents) {'ok' if minute <= 10 else 'MISSED'}  (median of "
           f"{', '.join(f'{m[0]:.2f}' for m in minutes)} s; materialize + diagnose {steps:.2f} s, incidents "
           f"{incidents:.2f} s)")
-    # the day's last hour, as busy as 17:00, stands for the hour that settled: its next hour has no aggregates, as
-    # the hour after a settling one never has (17:00's has, from the backfill, and would be redone too)
-    _, settle = timed("aggregate the hour that settled (once an hour)", aggregates.refresh, 1,
-                      DAY + timedelta(hours=23), DAY + timedelta(hours=24))
-    print(f"  {'-> the minute an hour settles':58s} {minute + settle:7.2f} s   "
-          f"{'ok' if minute + settle <= 10 else 'MISSED'}")
+    settling = settle_minute(a.attempts, a.stages)
+    print(f"  {'-> the minute an hour settles (00:10 of the next day)':58s} {settling[0]:7.2f} s   (target <= 10 s) "
+          f"{'ok' if settling[0] <= 10 else 'MISSED'}  (materialize the new hour + aggregate 23:00 {settling[1]:.2f} s, "
+          f"diagnose {settling[2]:.2f} s, incidents {settling[3]:.2f} s)")
     detect_ten_services(DAY + timedelta(hours=18))
     return 0
 
@@ -158,6 +155,42 @@ def one_minute(end) -> tuple[float, float, float]:
     detect_recent(end)
     took = time.perf_counter() - t
     return took, steps, took - steps
+
+
+def settle_minute(attempts: int, stages: int) -> tuple[float, float, float, float]:
+    """The minute an hour settles: 00:10 of the next day, when 23:00 is aggregated (SETTLE after its end) and the new
+    hour holds 10 minutes of traffic (added here at the day's rate, then dropped, so the data dir stays one day: the
+    other benchmarks read it). 23:00 is not materialized again: nothing of its traces or runs comes after 00:10 - 10
+    minutes (analysis/sql/dirty_hours.sql). Returns (the minute, materialize + aggregate, diagnose, incidents) in s."""
+    from analysis import aggregates, jobs, windows
+    from analysis.incidents.jobs import detect_recent
+    from analysis.materialize import materialize
+    from analysis.models import UnaggregatedHour, WindowDiagnosis
+    from store import client
+
+    nxt, now = DAY + timedelta(days=1), DAY + timedelta(days=1, minutes=10)
+    # the generator's numbers n.. (attempts) and m.. (stages) continue its timeline past the day, with ids of their own
+    for sql, first in ((ATTEMPTS_SQL.replace("FROM numbers({n:UInt64})", "FROM numbers({first:UInt64}, {count:UInt64})"),
+                        attempts),
+                       (STAGES_SQL.replace("FROM numbers({m:UInt64})", "FROM numbers({first:UInt64}, {count:UInt64})"),
+                        stages)):
+        client.command(sql, parameters={"day": DAY.replace(tzinfo=None), "n": attempts, "m": stages, "first": first,
+                                        "count": first * 10 // 1440})
+    WindowDiagnosis.objects.filter(start=now - windows.RECENT, end=now).delete()
+    try:
+        t = time.perf_counter()
+        materialize(1, nxt, nxt + timedelta(hours=1), now)
+        aggregates.refresh(1, nxt - timedelta(hours=1), nxt)
+        took = [time.perf_counter() - t]
+        jobs.diagnose_active(now - windows.RECENT, now)
+        took.append(time.perf_counter() - t - sum(took))
+        detect_recent(now)
+        took.append(time.perf_counter() - t - sum(took))
+    finally:
+        for table in ("spans", "request_buckets"):
+            client.command(f"ALTER TABLE {table} DROP PARTITION {nxt:%Y%m%d}")
+        UnaggregatedHour.objects.filter(hour__gte=nxt).delete()
+    return (sum(took), *took)
 
 
 def detect_ten_services(end) -> None:
