@@ -379,7 +379,7 @@ def incident_series(project_id, service, start, end, route="", tenant="", exact=
     instance and minute)."""
     name, params = _sketched("incident_series", project_id, service, start, end, route, tenant,
                              sketchable=not exact and not instance, instance=instance)
-    return [_series_point(r) for r in client.query(_sql(name), parameters=params)]
+    return _series_points(client.query_columns(_sql(name), parameters=params))
 
 
 def incident_series_slices(project_id, service, start, end, min_attempts: int, min_minutes: int,
@@ -400,26 +400,29 @@ def incident_series_slices_of(project_id, services: list[str], start, end, min_a
     params = {**_params(project_id, "", start, end, min_attempts=min_attempts, min_minutes=min_minutes,
                         max_slices=max_slices, services=list(services)),
               **aggregates.split(project_id, start, end).params}
-    for r in client.query(_sql("incident_series_slices"), parameters=params):
-        out[r["service"]].setdefault((r["dimension"], r["value"]), []).append(_series_point(r))
+    columns = client.query_columns(_sql("incident_series_slices"), parameters=params)
+    for service, dimension, value, point in zip(columns.get("service", ()), columns.get("dimension", ()),
+                                                columns.get("value", ()), _series_points(columns)):
+        out[service].setdefault((dimension, value), []).append(point)
     return out
 
 
 _SERIES_KEYS = [(name, f"{name}_q", f"{name}_count") for name in buckets.ALL]
 
 
-def _series_point(r: dict) -> dict:
-    point = {"at": r["minute"].replace(tzinfo=timezone.utc), "attempts": int(r["attempts"]), "errors": int(r["errors"])}
-    # _stats' shape, written out (finite() inlined): detection reads ~50,000 of these a minute
+def _series_points(columns: dict[str, list]) -> list[dict]:
+    """The points of a series read's columns, in row order. _stats' shape, written out and built column by column
+    (the incidents step turns ~75,000 rows a minute into points: a dict per row first cost a fifth of that)."""
+    if not columns:
+        return []
+    points = [{"at": minute.replace(tzinfo=timezone.utc), "attempts": int(attempts), "errors": int(errors)}
+              for minute, attempts, errors in zip(columns["minute"], columns["attempts"], columns["errors"])]
+    finite, unknown = math.isfinite, {"p50": None, "p95": None, "count": 0}
     for name, quantiles, known in _SERIES_KEYS:
-        count = int(r[known])
-        if count:
-            p50, p95 = r[quantiles]
-            point[name] = {"p50": p50 if math.isfinite(p50) else None, "p95": p95 if math.isfinite(p95) else None,
-                           "count": count}
-        else:
-            point[name] = {"p50": None, "p95": None, "count": 0}
-    return point
+        for point, (p50, p95), count in zip(points, columns[quantiles], columns[known]):
+            point[name] = ({"p50": p50 if finite(p50) else None, "p95": p95 if finite(p95) else None,
+                            "count": int(count)} if count else dict(unknown))
+    return points
 
 
 def project_services(project_id, start, end) -> list[str]:

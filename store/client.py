@@ -148,6 +148,15 @@ def query_rows(sql: str, parameters: dict | None = None, settings: dict | None =
                  settings=_read_settings(settings)).result_rows
 
 
+def query_columns(sql: str, parameters: dict | None = None, settings: dict | None = None) -> dict[str, list]:
+    """The result by column (name -> values, in row order), for callers that turn many rows into their own shape:
+    no dict per row. A read, as query_rows. No rows: {}, from every backend (chDB then sends no column names)."""
+    result = _call(get_client(reader_role()).query, sql, parameters=parameters, settings=_read_settings(settings))
+    if not result.row_count:
+        return {}
+    return dict(zip(result.column_names, map(list, result.result_columns)))
+
+
 def _read_settings(extra: dict | None) -> dict:
     # only reads get the timeout: command() (the writer's INSERTs, migrations, materializing) runs to the end
     return {"max_execution_time": settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS, **(extra or {})}

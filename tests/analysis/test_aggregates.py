@@ -194,11 +194,11 @@ def sliced(churned, clickhouse):
 
 
 def _every_attempt_slices(pid, start, end, **limits):
-    rows = client.query(queries._sql("incident_series_slices"), parameters={
+    columns = client.query_columns(queries._sql("incident_series_slices"), parameters={
         **queries._params(pid, "svc", start, end, services=["svc"], **limits), **aggregates.whole(start, end).params})
     out = {}
-    for r in rows:
-        out.setdefault((r["dimension"], r["value"]), []).append(queries._series_point(r))
+    for dimension, value, point in zip(columns["dimension"], columns["value"], queries._series_points(columns)):
+        out.setdefault((dimension, value), []).append(point)
     return out
 
 

@@ -22,12 +22,12 @@ def one_second(settings, clickhouse_schema):
 
 def test_heavy_read_is_stopped_with_timeout_exceeded(one_second):
     began = time.monotonic()
-    for read in (one_second.query, one_second.query_rows):
+    for read in (one_second.query, one_second.query_rows, one_second.query_columns):
         with pytest.raises(ClickHouseError) as caught:
             read(HEAVY)
         assert (caught.value.code, caught.value.reason) == (TIMEOUT_EXCEEDED, "query_failed")
         assert "TIMEOUT_EXCEEDED" in str(caught.value)
-    assert time.monotonic() - began < 8  # two reads of ~1 s each, not ~20 s of summing
+    assert time.monotonic() - began < 12  # three reads of ~1 s each, not ~30 s of summing
 
 
 def test_commands_are_not_limited(one_second):
@@ -42,3 +42,11 @@ def test_zero_means_no_limit_and_a_caller_may_set_its_own(one_second, settings):
     assert one_second.query_rows("SELECT sleep(1.5)", settings={"max_execution_time": 0}) == [(0,)]
     settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS = 0
     assert one_second.query_rows("SELECT sleep(1.5)") == [(0,)]
+
+
+def test_query_columns_gives_each_column_in_row_order_and_nothing_for_no_rows(clickhouse_schema):
+    from store import client
+
+    sql = "SELECT number AS n, toString(number * 2) AS s FROM numbers({k:UInt32}) ORDER BY n"
+    assert client.query_columns(sql, parameters={"k": 3}) == {"n": [0, 1, 2], "s": ["0", "2", "4"]}
+    assert client.query_columns(sql, parameters={"k": 0}) == {}
