@@ -401,8 +401,10 @@ def incident_series_slices_of(project_id, services: list[str], start, end, min_a
                         max_slices=max_slices, services=list(services)),
               **aggregates.split(project_id, start, end).params}
     columns = client.query_columns(_sql("incident_series_slices"), parameters=params)
-    for service, dimension, value, point in zip(columns.get("service", ()), columns.get("dimension", ()),
-                                                columns.get("value", ()), _series_points(columns)):
+    if not columns:  # no rows
+        return out
+    for service, dimension, value, point in zip(columns["service"], columns["dimension"], columns["value"],
+                                                _series_points(columns)):
         out[service].setdefault((dimension, value), []).append(point)
     return out
 

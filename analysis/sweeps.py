@@ -57,9 +57,10 @@ _batches: ContextVar[Batches | None] = ContextVar("sweep_batches", default=None)
 def batched(start: datetime, end: datetime) -> Iterator[Batches]:
     """Within the block (and the reader threads it starts), sweeps over [start, end) of announced services are read
     by batch."""
-    token = _batches.set(Batches(start, end))
+    batches = Batches(start, end)
+    token = _batches.set(batches)
     try:
-        yield _batches.get()
+        yield batches
     finally:
         _batches.reset(token)
 

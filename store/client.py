@@ -136,7 +136,7 @@ def _call(fn, *args, **kwargs):
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
     """Rows as dicts (column name -> value). A read: stopped after CLICKHOUSE_QUERY_TIMEOUT_SECONDS (see query_rows)."""
-    result = _call(get_client(reader_role()).query, sql, parameters=parameters, settings=_read_settings(settings))
+    result = _read(sql, parameters, settings)
     names = result.column_names
     return [dict(zip(names, row)) for row in result.result_rows]
 
@@ -144,17 +144,21 @@ def query(sql: str, parameters: dict | None = None, settings: dict | None = None
 def query_rows(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[tuple]:
     """Rows as tuples. A read past CLICKHOUSE_QUERY_TIMEOUT_SECONDS raises ClickHouseError(code=TIMEOUT_EXCEEDED),
     so one heavy page cannot hold the store for every other reader; `settings` may set max_execution_time itself."""
-    return _call(get_client(reader_role()).query, sql, parameters=parameters,
-                 settings=_read_settings(settings)).result_rows
+    return _read(sql, parameters, settings).result_rows
 
 
 def query_columns(sql: str, parameters: dict | None = None, settings: dict | None = None) -> dict[str, list]:
     """The result by column (name -> values, in row order), for callers that turn many rows into their own shape:
     no dict per row. A read, as query_rows. No rows: {}, from every backend (chDB then sends no column names)."""
-    result = _call(get_client(reader_role()).query, sql, parameters=parameters, settings=_read_settings(settings))
+    result = _read(sql, parameters, settings)
     if not result.row_count:
         return {}
     return dict(zip(result.column_names, map(list, result.result_columns)))
+
+
+def _read(sql: str, parameters: dict | None, settings: dict | None):
+    """The driver's result of a read through this thread's client, with the read timeout."""
+    return _call(get_client(reader_role()).query, sql, parameters=parameters, settings=_read_settings(settings))
 
 
 def _read_settings(extra: dict | None) -> dict:
