@@ -41,7 +41,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from payloads import build_bodies  # noqa: E402
-from server import BenchError, Server, machine_cpu_s, own_cpu_s, proc_figures, thread_cpu_s  # noqa: E402
+from server import (BenchError, MemorySampler, Server, machine_cpu_s, own_cpu_s, proc_figures, proc_memory,  # noqa: E402
+                    thread_cpu_s)
 
 # Targets of issue 14 ("Ingest at 2x") on the project's 2-core machine, and the code before it on this same
 # bench (medians of 3 runs on a quiet machine, 2026-11-25)
@@ -143,10 +144,13 @@ def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: d
     try:
         server.start()
         _, cpu_before = proc_figures(server.proc.pid)
+        idle = proc_memory(server.proc.pid)
+        sampler = MemorySampler(server.proc.pid).start()
         threads_before = thread_cpu_s(server.proc.pid)
         client_before, machine_before = own_cpu_s(), machine_cpu_s()
         t0, t_accepted = send_all(server, bodies, counts, senders)
         t_stored = wait_stored(server, total)
+        peak = sampler.stop()
         rss_mib, cpu = proc_figures(server.proc.pid)
         threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu_s(server.proc.pid).items()}
         client_cpu, machine = own_cpu_s() - client_before, machine_cpu_s() - machine_before
@@ -161,7 +165,8 @@ def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: d
         "accepted_s": t_accepted - t0, "stored_s": t_stored - t0,
         "rss_mib": rss_mib, "cpu_s": cpu, "cpu_window_s": cpu - cpu_before, "client_cpu_s": client_cpu,
         "other_cpu_s": max(0.0, machine - (cpu - cpu_before) - client_cpu),
-        "stop_s": stop_s, "threads": threads,
+        "stop_s": stop_s, "threads": threads, "idle_anon_mib": idle["anon"], "idle_file_mib": idle["file"],
+        "peak_anon_mib": peak["anon"], "peak_file_mib": peak["file"],
     }
 
 
@@ -205,6 +210,9 @@ def main() -> int:
             top = sorted(r["threads"].items(), key=lambda kv: -kv[1])[:8]
             print("  server CPU by thread in that window: " + ", ".join(f"{k} {v:.1f} s" for k, v in top if v >= 0.05),
                   flush=True)
+            print(f"  memory: idle before sending {r['idle_anon_mib']:,.0f} MiB own + {r['idle_file_mib']:,.0f} MiB "
+                  f"file pages; at the sampled peak {r['peak_anon_mib']:,.0f} own + {r['peak_file_mib']:,.0f} file",
+                  flush=True)
     except BenchError as exc:
         print(f"\ningest benchmark FAILED: {exc}", file=sys.stderr)
         return 1
@@ -224,6 +232,12 @@ def main() -> int:
     print(f"server peak RSS / CPU:     {med['rss_mib']:>9,.0f} MiB   target <= {TARGET_RSS_MIB}  {verdict}   "
           f"(before: {BASELINE['rss_mib']:,}); CPU {med['cpu_s']:.1f} s ({med['cpu_window_s']:.1f} s from first send "
           "to stored)")
+    # What the stored target leaves a span: both cores busy the whole window, every span stored in it
+    budget_us = os.cpu_count() / TARGETS["stored"] * 1e6
+    print(f"server CPU a span:         {med['cpu_window_s'] / a.spans * 1e6:>9.1f} us   "
+          f"(the stored target leaves at most {budget_us:.1f} us on {os.cpu_count()} cores); "
+          f"memory at the peak: {med['peak_anon_mib']:,.0f} MiB own + {med['peak_file_mib']:,.0f} MiB file pages "
+          f"(idle: {med['idle_anon_mib']:,.0f} + {med['idle_file_mib']:,.0f})")
     busy = med["other_cpu_s"] / med["stored_s"]
     print(f"other load on the machine:  {busy:>8.2f} cores of {os.cpu_count()}"
           + ("   (figures depressed by other programs)" if busy > 0.2 else ""))

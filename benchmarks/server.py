@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -52,6 +53,46 @@ def proc_figures(pid: int) -> tuple[float, float]:
     status = Path(f"/proc/{pid}/status").read_text()
     hwm_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
     return hwm_kib / 1024, _cpu_s(Path(f"/proc/{pid}/stat"))
+
+
+class MemorySampler:
+    """Samples a live process's /proc status every `every_s` in a thread, from start() to stop(): at the sample
+    of the highest VmRSS, its split (MiB) into RssAnon (the process's own memory: Python, ClickHouse's buffers)
+    and RssFile (mapped file pages: mostly chDB's library, clean pages the kernel can drop and read again).
+    TRICKY: VmHWM gives only the peak; the split tells what a memory setting can shrink from what it cannot."""
+
+    def __init__(self, pid: int, every_s: float = 0.02):
+        self.pid, self.every_s = pid, every_s
+        self.peak = {"rss": 0.0, "anon": 0.0, "file": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> "MemorySampler":
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+    def _run(self) -> None:
+        while True:
+            now = proc_memory(self.pid)
+            if now["rss"] > self.peak["rss"]:
+                self.peak = now
+            if self._stop.wait(self.every_s):
+                return
+
+
+def proc_memory(pid: int) -> dict:
+    """{"rss", "anon", "file"} of a live process now, in MiB (/proc/PID/status: VmRSS, RssAnon, RssFile)."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "RssFile"):
+            fields[name] = int(value.split()[0]) / 1024
+    return {"rss": fields.get("VmRSS", 0.0), "anon": fields.get("RssAnon", 0.0), "file": fields.get("RssFile", 0.0)}
 
 
 def _cpu_s(stat: Path) -> float:

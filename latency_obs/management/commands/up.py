@@ -18,7 +18,7 @@ from latency_obs.embedded_celery import EmbeddedCelery
 from latency_obs.ports import port_error
 from latency_obs.web_server import web_server
 from latency_obs.wsgi import application
-from store import client
+from store import client, memory
 from store.errors import ClickHouseError
 from store.migrate import MigrationError, migrate
 
@@ -41,6 +41,9 @@ class Command(BaseCommand):
             migrate()
         except (MigrationError, ClickHouseError) as exc:
             raise CommandError(str(exc)) from None
+        paged = memory.page_out_library()  # start-up's pages of chDB's library (store/memory.py)
+        if paged:
+            log.info("chDB's library: %.0f MiB resident after start-up, %.0f MiB after paging it out", *paged)
         grpc_server, grpc_bound, web = _listen(host, port, grpc_port, threads)
         start_writer()
         celery = EmbeddedCelery()

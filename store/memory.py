@@ -1,0 +1,54 @@
+"""The embedded engine's resident memory: the pages of chDB's library that only its start-up needed.
+
+chDB's start-up (ClickHouse registering its thousands of functions, formats and settings in static
+initializers spread over the library) touches ~200 MiB of the ~550 MiB library's code and read-only data,
+which then stay resident for the life of the process: `up` sat at ~375 MiB of file pages before it had
+taken a span, more than half of its 600 MiB budget (issue 14; benchmarks/bench_ingest.py prints the split).
+Asking the kernel to page them out once start-up is done (MADV_PAGEOUT, Linux 5.4+) frees them; the code a
+running process uses is read back on first use (~60-130 MiB after inserts and queries). Clean file pages
+are dropped, never written anywhere, and anonymous pages of the mapping (relocated read-only data) stay
+where they are on a machine without swap, so this changes no behaviour, only what stays resident.
+"""
+import ctypes
+import logging
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+MADV_PAGEOUT = 21
+LIBRARY = "/chdb/_chdb"  # how chDB's extension module's path reads in /proc/self/maps
+
+
+def resident_file_mib() -> float:
+    """This process's resident file-backed pages (RssFile), in MiB; 0 where /proc does not say."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("RssFile:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def page_out_library() -> tuple[float, float] | None:
+    """Ask the kernel to page out chDB's library in this process; (RssFile before, after) in MiB, or None when
+    there is nothing to do here (not Linux, chDB not loaded, or a kernel without MADV_PAGEOUT: it says EINVAL)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        ranges = [line.split()[0] for line in Path("/proc/self/maps").read_text().splitlines()
+                  if LIBRARY in line.rsplit(" ", 1)[-1]]
+    except OSError:
+        return None
+    if not ranges:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    before = resident_file_mib()
+    for span in ranges:
+        start, end = (int(x, 16) for x in span.split("-"))
+        if libc.madvise(start, end - start, MADV_PAGEOUT) != 0:
+            log.info("chDB's start-up pages stay resident: madvise(MADV_PAGEOUT) failed (errno %d)",
+                     ctypes.get_errno())
+            return None
+    return before, resident_file_mib()

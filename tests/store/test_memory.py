@@ -1,0 +1,32 @@
+"""store/memory.py: the pages of chDB's library that start-up touched are paged out, and the engine still answers."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from store import client, memory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _kernel() -> tuple[int, int]:
+    major, minor = os.uname().release.split(".")[:2]
+    return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
+
+
+def test_the_engines_start_up_pages_leave_and_it_still_answers(clickhouse):
+    client.query_rows("SELECT 1")  # the engine is loaded and started in this process
+    paged = memory.page_out_library()
+    if paged is None:
+        assert _kernel() < (5, 4), "MADV_PAGEOUT exists since Linux 5.4: page_out_library should have worked"
+        return
+    before, after = paged
+    assert before - after >= 50, paged  # ~200 MiB of start-up pages on an engine that ran a few queries
+    assert client.query_rows("SELECT sum(number) FROM numbers(1000)") == [(499500,)]
+    assert memory.resident_file_mib() < before
+
+
+def test_a_process_without_the_engine_has_nothing_to_page_out():
+    out = subprocess.run([sys.executable, "-c", "from store import memory; print(memory.page_out_library())"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "None"
