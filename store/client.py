@@ -15,6 +15,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError as DriverError
 from django.conf import settings
 
+from store import memory
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError  # noqa: F401 (re-exported: the client's errors)
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ def _connect():
     # TRICKY: once this process has the engine open, its own lock on `status` would look foreign.
     if not _clients and _held_elsewhere(path):
         raise EmbeddedStoreBusy(path)
+    memory.configure_allocator()  # before chDB's library loads (the first client loads it)
     try:
         client = clickhouse_connect.get_client(dsn=url)
     except DriverError as exc:

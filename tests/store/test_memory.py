@@ -30,3 +30,10 @@ def test_a_process_without_the_engine_has_nothing_to_page_out():
     out = subprocess.run([sys.executable, "-c", "from store import memory; print(memory.page_out_library())"],
                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "None"
+
+
+def test_the_engines_allocator_gives_freed_pages_back_after_a_second(clickhouse):
+    """configure_allocator ran before this process loaded chDB: its jemalloc reports the option in force."""
+    assert os.environ.get("JE_MALLOC_CONF") == memory.ALLOCATOR
+    [(stats,)] = client.query_rows("SELECT * FROM system.jemalloc_stats")
+    assert "opt.dirty_decay_ms: 1000 (arenas.dirty_decay_ms: 1000)" in stats  # chDB's own build says 5000
