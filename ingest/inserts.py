@@ -36,10 +36,11 @@ class Kind:
     blocks: bool = False  # written in blocks of INGEST_BLOCK_ROWS rows; otherwise the whole INSERT in one block
 
 
-# TRICKY: spans are written in blocks of ~16k rows (INGEST_BLOCK_ROWS), not one block per batch: sorting and
+# TRICKY: spans are written in blocks of ~8k rows (INGEST_BLOCK_ROWS), not one block per batch: sorting and
 # writing a batch's ~80k rows at once held ~380 MiB more (the sorted copy beside the squashed block, and for a
 # wide part two 1 MiB buffers per column stream); in 16k-row blocks into compact parts (store migration 0032)
-# ~170 MiB, at the same CPU (docs/ingest-performance.md). Metric points are small rows: one block per batch.
+# ~170 MiB tracked, in 8k-row blocks ~100, for ~5 % more INSERT time (their merges are column by column: store
+# migration 0047; docs/ingest-performance.md). Metric points are small rows: one block per batch.
 TRACES = Kind("traces", ExportTraceServiceRequest,
               lambda source: [("", mapping.insert_sql(source), mapping.STRUCTURE)], True, "otlp_spool_record.proto",
               blocks=True)

@@ -121,10 +121,11 @@ INGEST_SPOOL_FSYNC = env_bool("INGEST_SPOOL_FSYNC", True)
 INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
 # Segments inserted by one INSERT, up to this many bytes (~90k spans): the per-INSERT cost is high.
 INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
-INGEST_BLOCK_ROWS = env_int("INGEST_BLOCK_ROWS", 16384, minimum=1)
+# Spans per block (and part) an INSERT writes: its memory while it sorts and writes them (docs/ingest-performance.md)
+INGEST_BLOCK_ROWS = env_int("INGEST_BLOCK_ROWS", 8192, minimum=1)
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
-# holds its INSERT's memory (~170 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
+# holds its INSERT's memory (~100 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
 INGEST_WRITER_THREADS = env_int("INGEST_WRITER_THREADS", 2, minimum=1, maximum=16)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 # Fair ingest, per project (overrides in the admin): spans per second (0 = unlimited) with a burst of

@@ -14,16 +14,31 @@ def _kernel() -> tuple[int, int]:
     return int(major), int("".join(c for c in minor if c.isdigit()) or 0)
 
 
+def _mapped_elsewhere() -> bool:
+    """Whether another process maps chDB's library (another test worker): the kernel pages out no page that
+    another process maps too, so only a lone process sees its start-up pages leave."""
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        if maps.parent.name != str(os.getpid()):
+            try:
+                if memory.LIBRARY in maps.read_text():
+                    return True
+            except OSError:  # the process ended, or is not ours to read
+                continue
+    return False
+
+
 def test_the_engines_start_up_pages_leave_and_it_still_answers(clickhouse):
     client.query_rows("SELECT 1")  # the engine is loaded and started in this process
+    alone = not _mapped_elsewhere()
     paged = memory.page_out_library()
     if paged is None:
         assert _kernel() < (5, 4), "MADV_PAGEOUT exists since Linux 5.4: page_out_library should have worked"
         return
     before, after = paged
-    assert before - after >= 50, paged  # ~200 MiB of start-up pages on an engine that ran a few queries
+    if alone:
+        assert before - after >= 50, paged  # ~200 MiB of start-up pages on an engine that ran a few queries
     assert client.query_rows("SELECT sum(number) FROM numbers(1000)") == [(499500,)]
-    assert memory.resident_file_mib() < before
+    assert memory.resident_file_mib() <= before
 
 
 def test_a_process_without_the_engine_has_nothing_to_page_out():
