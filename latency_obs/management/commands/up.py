@@ -41,10 +41,10 @@ class Command(BaseCommand):
             migrate()
         except (MigrationError, ClickHouseError) as exc:
             raise CommandError(str(exc)) from None
+        grpc_server, grpc_bound, web = _listen(host, port, grpc_port, threads)
         paged = memory.page_out_library()  # start-up's pages of chDB's library (store/memory.py)
         if paged:
             log.info("chDB's library: %.0f MiB resident after start-up, %.0f MiB after paging it out", *paged)
-        grpc_server, grpc_bound, web = _listen(host, port, grpc_port, threads)
         start_writer()
         celery = EmbeddedCelery()
         grpc_server.start()
