@@ -128,9 +128,10 @@ def refresh(project_id: int, start: datetime, end: datetime) -> int:
     # the memory a statement needs
     for chunk in range(0, int((hi - lo) / HOUR), CHUNK_HOURS):
         params = {**base, "start": lo + HOUR * chunk, "end": min(hi, lo + HOUR * (chunk + CHUNK_HOURS))}
-        # the chains write their own tables: run side by side they overlap their planning and
-        # their scans on the cores (one hour of the 10M-span bench day: 2.6-2.7 s one after the other, 1.7-2.0 s
-        # three at a time, CLICKHOUSE_READ_THREADS; little gain when merges already busy both cores); the hours are marked only once all of them are written
+        # the chains write their own tables: run side by side they overlap their planning and their scans on the
+        # cores (one hour of the 10M-span bench day: 2.6-2.7 s one after the other, 1.7-2.0 s three at a time,
+        # CLICKHOUSE_READ_THREADS; little gain when merges already busy both cores); the hours are marked only once
+        # all of them are written
         gather(*(partial(_run_chain, chain, params) for chain in CHAINS))
     hours = [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]
     client.command(_sql("aggregate_mark_hours"), parameters={**base, "hours": hours})

@@ -41,8 +41,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from payloads import build_bodies  # noqa: E402
-from server import (BenchError, MemorySampler, Server, machine_cpu_s, own_cpu_s, proc_figures, proc_memory,  # noqa: E402
-                    thread_cpu_s)
+from server import BenchError, MemorySampler, Server, machine_cpu_s, own_cpu_s, proc_figures, thread_cpu_s  # noqa: E402
+from store.memory import resident_mib  # noqa: E402 (server put the checkout on sys.path)
 
 # Targets of issue 14 ("Ingest at 2x") on the project's 2-core machine, and the code before it on this same
 # bench (medians of 3 runs on a quiet machine, 2026-11-25)
@@ -144,7 +144,7 @@ def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: d
     try:
         server.start()
         _, cpu_before = proc_figures(server.proc.pid)
-        idle = proc_memory(server.proc.pid)
+        idle = resident_mib(server.proc.pid)
         sampler = MemorySampler(server.proc.pid).start()
         threads_before = thread_cpu_s(server.proc.pid)
         client_before, machine_before = own_cpu_s(), machine_cpu_s()

@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +25,8 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
+sys.path.insert(0, str(ROOT))
+from store.memory import resident_mib  # noqa: E402 (no Django: /proc figures only)
 DROPPED_ENV = ("DATABASE_URL", "CLICKHOUSE_URL", "CELERY_BROKER_URL", "INGEST_SPOOL_DIR")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -78,21 +81,11 @@ class MemorySampler:
 
     def _run(self) -> None:
         while True:
-            now = proc_memory(self.pid)
+            now = resident_mib(self.pid)
             if now["rss"] > self.peak["rss"]:
                 self.peak = now
             if self._stop.wait(self.every_s):
                 return
-
-
-def proc_memory(pid: int) -> dict:
-    """{"rss", "anon", "file"} of a live process now, in MiB (/proc/PID/status: VmRSS, RssAnon, RssFile)."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "RssAnon", "RssFile"):
-            fields[name] = int(value.split()[0]) / 1024
-    return {"rss": fields.get("VmRSS", 0.0), "anon": fields.get("RssAnon", 0.0), "file": fields.get("RssFile", 0.0)}
 
 
 def _cpu_s(stat: Path) -> float:

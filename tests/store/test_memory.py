@@ -35,10 +35,10 @@ def test_the_engines_start_up_pages_leave_and_it_still_answers(clickhouse):
         assert _kernel() < (5, 4), "MADV_PAGEOUT exists since Linux 5.4: page_out_library should have worked"
         return
     before, after = paged
-    if alone:
-        assert before - after >= 50, paged  # ~200 MiB of start-up pages on an engine that ran a few queries
     assert client.query_rows("SELECT sum(number) FROM numbers(1000)") == [(499500,)]
-    assert memory.resident_file_mib() <= before
+    if alone:  # shared pages stay (see _mapped_elsewhere), and a query may read a few back: only a lone process
+        assert before - after >= 50, paged  # ~200 MiB of start-up pages on an engine that ran a few queries
+        assert memory.resident_mib()["file"] < before
 
 
 def test_a_process_without_the_engine_has_nothing_to_page_out():

@@ -29,7 +29,7 @@ def test_heavy_read_is_stopped_with_timeout_exceeded(one_second):
             read(HEAVY)
         assert (caught.value.code, caught.value.reason) == (TIMEOUT_EXCEEDED, "query_failed")
         assert "TIMEOUT_EXCEEDED" in str(caught.value)
-    assert time.monotonic() - began < 12  # three reads of ~1 s each, not ~30 s of summing
+    assert time.monotonic() - began < 12  # three reads of ~1 s each, not ~30 s of hashing each
 
 
 def test_commands_are_not_limited(one_second):
