@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, ServiceCost, UnaggregatedHour, WindowDiagnosis
+from analysis.models import (DirtyHour, JudgeWork, PendingDiagnosis, RetiredIncident, ServiceCost, UnaggregatedHour,
+                             WindowDiagnosis)
 
 
 @admin.register(ServiceCost)
@@ -23,10 +24,17 @@ class DirtyHourAdmin(admin.ModelAdmin):
     list_filter = ("project",)
 
 
-@admin.register(IncidentRecheck)
-class IncidentRecheckAdmin(admin.ModelAdmin):
-    list_display = ("project", "hour", "queued_at")
+@admin.register(JudgeWork)
+class JudgeWorkAdmin(admin.ModelAdmin):
+    list_display = ("project", "service", "start", "end", "queued_at", "failures")
     list_filter = ("project",)
+    search_fields = ("service",)
+
+
+@admin.register(RetiredIncident)
+class RetiredIncidentAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "service", "reason", "merged_into", "retired_at")
+    list_filter = ("project", "reason")
 
 
 @admin.register(UnaggregatedHour)

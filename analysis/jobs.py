@@ -14,13 +14,9 @@ from analysis.diagnosis_service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.materialize import HOUR, materialize
-from analysis.incidents.jobs import STRETCH
-from analysis.models import DirtyHour, IncidentRecheck, PendingDiagnosis, WindowDiagnosis
+from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from analysis.queries import active_services
 from analysis.windows import last_full_hour, recent_window
-
-# an hour re-materialized before the incidents step's recent stretch is re-judged on its own (IncidentRecheck)
-RECHECK_BEFORE = STRETCH + HOUR
 
 
 def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:
@@ -38,9 +34,6 @@ def materialize_since_watermark(now: datetime, deadline: Deadline | None = None)
         nonlocal rows
         rows += materialize(dirty.project_id, dirty.hour, dirty.hour + HOUR, now)
         projects.add(dirty.project_id)
-        if dirty.hour < now - RECHECK_BEFORE:  # late spans: the incidents step re-judges that hour
-            IncidentRecheck.objects.get_or_create(project_id=dirty.project_id, hour=dirty.hour,
-                                                  defaults={"queued_at": now})
         dirty.delete()
         return "materialized"
 

@@ -66,17 +66,39 @@ class UnaggregatedHour(models.Model):
         constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_unaggregated_hour")]
 
 
-class IncidentRecheck(models.Model):
-    """An hour the materialize step re-materialized (late or backfilled spans): its services' incidents are
-    re-detected over [hour - 1 h, hour + 2 h) by the incidents step, then the row is deleted
-    (analysis/incidents/jobs.py). Hours inside the recent stretch the step judges every minute are dropped."""
+class JudgeWork(models.Model):
+    """Minutes of one service with traffic that the incidents step has not judged yet: [start, end), queued when
+    the step finds spans ingested for them (analysis/incidents/queue.py), widened when more come before it is
+    done, deleted once judged. Durable: a service that stops sending is judged all the same, and what a minute's
+    budget leaves waits here. `version` changes with every widening, so a unit that judged an older stretch does
+    not delete minutes queued meanwhile."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    hour = models.DateTimeField()
-    queued_at = models.DateTimeField(help_text="the run that materialized it (the pipeline's `now`)")
+    service = models.CharField(max_length=256)
+    start = models.DateTimeField(help_text="the first minute with traffic not yet judged")
+    end = models.DateTimeField(help_text="the end of the last such minute")
+    queued_at = models.DateTimeField(help_text="the run that queued it first; it keeps its place while it waits")
+    version = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0, help_text="judging it raised this many times in a row")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "hour"], name="one_incident_recheck")]
+        constraints = [models.UniqueConstraint(fields=["project", "service"], name="one_judge_work")]
+        indexes = [models.Index(fields=["queued_at", "id"])]
+
+
+class NoBaselineStretch(models.Model):
+    """Judged minutes of a service (with enough attempts) that had no baseline to be judged against: the
+    incidents API's `no_baseline`, with the reason. Rewritten for the minutes each judgement covers."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    service = models.CharField(max_length=256)
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    minutes = models.PositiveIntegerField()
+    reason = models.CharField(max_length=300)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "service", "start"])]
 
 
 class PendingDiagnosis(models.Model):
@@ -97,8 +119,9 @@ class Incident(models.Model):
     """A stretch where a service's latency left its own baseline (analysis/incidents/): onset and end to the minute,
     the flowchart's verdict on the incident's window, the causes and scope of the excess, baseline and peak.
 
-    Re-detection (late or backfilled spans) replaces the incidents of the minutes it re-reads; an incident keeps
-    its id while its onset stays. `end` is None while it is open (the service is not back at its baseline)."""
+    Re-detection (late or backfilled spans) reconciles the incidents of the minutes it re-reads with what it finds:
+    an incident keeps its id and URL for life (analysis/incidents/records.py), one merged into another or no longer
+    found leaves a RetiredIncident. `end` is None while it is open (the service is not back at its baseline)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="incidents")
     service = models.CharField(max_length=256)
@@ -112,6 +135,7 @@ class Incident(models.Model):
     peak = models.JSONField(default=dict, help_text='{"buckets", "ttft", "total"}')
     path = models.JSONField(default=list, help_text="the flowchart path with baseline comparisons")
     detail = models.JSONField(default=dict, help_text="what departed (metrics, per-minute series), findings, fixes")
+    revisions = models.JSONField(default=list, help_text='[{"at", "what", "text", ...}]: how re-detection changed it')
     detected_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -124,3 +148,22 @@ class Incident(models.Model):
     @property
     def is_open(self) -> bool:
         return self.end is None
+
+
+class RetiredIncident(models.Model):
+    """An incident id that re-detection retired: merged into a surviving incident (`merged_into`), or no longer found
+    (`reason`). Its links keep answering: a redirect to the survivor, or 410 with what happened; ids are never reused
+    (the survivor keeps the oldest)."""
+
+    MERGED, NOT_FOUND, NO_CAUSE = "merged", "not_found", "no_cause"
+    id = models.BigIntegerField(primary_key=True, help_text="the incident's id")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    service = models.CharField(max_length=256)
+    route = models.CharField(max_length=512, blank=True, default="")
+    start = models.DateTimeField()
+    end = models.DateTimeField(null=True, blank=True)
+    verdict = models.CharField(max_length=40)
+    reason = models.CharField(max_length=20, choices=[(MERGED, "merged"), (NOT_FOUND, "not found"), (NO_CAUSE, "no cause")])
+    merged_into = models.BigIntegerField(null=True, blank=True, help_text="the surviving incident's id")
+    message = models.TextField()
+    retired_at = models.DateTimeField(default=timezone.now)

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from analysis import jobs
 from analysis.fairness import Deadline, step_deadline
-from analysis.incidents.jobs import detect_recent
+from analysis.incidents.jobs import judge_queued
 from analysis.windows import parse_instant
 from store.client import ClickHouseError
 
@@ -39,7 +39,7 @@ def diagnose_recent_windows(now: str | None = None) -> dict:
 
 @shared_task(acks_late=True, soft_time_limit=50, **TRANSIENT)
 def detect_incidents(now: str | None = None) -> dict:
-    return detect_recent(instant(now), step_deadline("incidents"))
+    return judge_queued(instant(now), step_deadline("incidents"))
 
 
 # every five minutes, each run within ROLLUP_BUDGET_SECONDS (at most 240) and resuming where the last stopped

@@ -80,6 +80,10 @@ class Thresholds:
     incident_min_minutes: int = 5
     # A baseline needs this many minutes with traffic (incident_min_attempts each), else there is no detection.
     incident_baseline_minutes: int = 15
+    # An open incident of a service that sends nothing for this many minutes closes: its end is the end of the last
+    # minute with traffic (detection.detect; README "Incidents"). A batch job or a crashed gateway stops sending
+    # while slow, and "open" for ever would say it still is.
+    incident_silence_minutes: int = 10
 
 
 DEFAULT = Thresholds()

@@ -7,6 +7,7 @@ failure), which latency_obs/api_errors.py turns into {"error": reason, "message"
 from functools import wraps
 
 from django.http import JsonResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from analysis import freshness
@@ -66,5 +67,11 @@ def incidents(request, project: Project) -> JsonResponse:
 @require_GET
 @project_reader
 def incident(request, project: Project, incident_id: int) -> JsonResponse:
-    """One stored incident of the project (404 for another project's)."""
-    return JsonResponse(documents.one_document(project.pk, incident_id, _page_url(request, project)))
+    """One stored incident of the project (404 for another project's); a merged one redirects to the incident it
+    was merged into (301, {"merged_into": id}), a retired one answers 410 with what happened."""
+    status, doc = documents.one_document(project.pk, incident_id, _page_url(request, project))
+    response = JsonResponse(doc, status=status)
+    if status == 301:
+        query = f"?{request.GET.urlencode()}" if request.GET else ""
+        response["Location"] = reverse("api-incident", args=[doc["merged_into"]]) + query
+    return response

@@ -9,6 +9,7 @@ from analysis import queries
 from analysis import runs as runs_
 from analysis.buckets import PARTS
 from analysis.incidents import headlines, reads
+from analysis.thresholds import configured
 from dashboard import incident_charts
 from dashboard.charts import COLORS
 from dashboard.filters import now_minute
@@ -83,7 +84,7 @@ def page_context(page, incident) -> dict:
     runs_link = f.query(range="", start=incident.start, end=span[1], tenant="", **order)
     return {"incident": incident, "summary": row(incident, now), "charts": charts, "grown": grown,
             "runs": slowest_runs(page, incident, now), "runs_link": runs_link,
-            "measured": any(p["attempts"] for p in points)}
+            "measured": any(p["attempts"] for p in points), "silence_minutes": configured().incident_silence_minutes}
 
 
 def timeline(page) -> dict | None:

@@ -25,7 +25,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from alerts.rules import evaluate_all
 from analysis.fairness import step_deadline
-from analysis.incidents.jobs import detect_recent
+from analysis.incidents.jobs import judge_queued
 from analysis.jobs import diagnose_recent, materialize_since_watermark
 from budgets.evaluation import evaluate_recent
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 STEPS = (
     ("materialize", materialize_since_watermark),
     ("diagnose", diagnose_recent),
-    ("incidents", detect_recent),
+    ("incidents", judge_queued),
     ("budgets", evaluate_recent),
     ("alert_rules", evaluate_all),
 )

@@ -69,6 +69,7 @@ class Found:
     own: tuple = buckets.ALL  # the metrics that keep it open (own_metrics)
     level: str = "p95"  # the per-minute quantile it was judged on (detect)
     slice: dict | None = None  # {"dimension", "value"}: found on a tenant's or an instance's own series (jobs.py)
+    end_reason: str | None = None  # "silence": closed because the service stopped sending (detect)
 
     def departed(self, th: Thresholds) -> list[str]:
         """The metrics off in at least one of the incident's minutes, the most off minutes first."""
@@ -91,11 +92,16 @@ class Found:
 
 @dataclass
 class Detection:
-    """What a walk over a stretch found: the incidents, and how many judged minutes had no baseline."""
+    """What a walk over a stretch found: the incidents, how many minutes it judged and which of them had no
+    baseline."""
 
     incidents: list[Found]
     judged: int = 0
-    no_baseline: int = 0
+    no_baseline_minutes: list = field(default_factory=list)
+
+    @property
+    def no_baseline(self) -> int:
+        return len(self.no_baseline_minutes)
 
 
 def floor_ms(baseline: Baseline, th: Thresholds, level: str = "p95") -> float:
@@ -191,6 +197,7 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
     judged from its onset: the caller starts the stretch there). `points`: incident_series rows, oldest first.
     `level`: the per-minute quantile judged, "p95" (a service) or "p50" (a slice: SLICE_LEVEL)."""
     judged = [p for p in points if start <= p["at"] < end and p["attempts"] >= th.incident_min_attempts]
+    traffic = [p["at"] for p in points if p["attempts"] > 0 and p["at"] < end]  # for the silence rule
     center, spread, has = chooser.prepare([p["at"] for p in judged])
     # TRICKY: whether each minute is off against its baseline with nothing skipped, all at once: a minute judged
     # with no incident open, no run of off minutes and no skipped minute in its baseline's span (most of them) is
@@ -206,15 +213,19 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
     i = 0
     while i < len(judged):
         point, i = judged[i], i + 1
+        if current is not None and _silent_before(traffic, point["at"], th):
+            _close_silent(current, _last_traffic(traffic, point["at"]), th, out)
+            current, back = None, []
         if current is None:
             skip = inside | {p["at"] for p, _ in run}
             if not plain_off[i - 1] and chooser.unskipped(point["at"], skip):
-                out.no_baseline += not has[i - 1]
+                if not has[i - 1]:
+                    out.no_baseline_minutes.append(point["at"])
                 run = []
                 continue
             baseline = chooser.at(point["at"], skip)
             if baseline is None:
-                out.no_baseline += 1
+                out.no_baseline_minutes.append(point["at"])
                 run = []
             elif is_off(point, baseline, th, level):
                 run.append((point, baseline))
@@ -244,11 +255,34 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
             inside -= {p["at"] for p, _ in back}
             i -= len(back)
             current, back = None, []
-    if current is not None:
+    if current is not None and _silent_before(traffic, end, th):
+        _close_silent(current, _last_traffic(traffic, end), th, out)
+    elif current is not None:
         settle(current, th)
         if judged[-1]["at"] + MINUTE - current.start < th.incident_min_minutes * MINUTE:
             out.incidents.remove(current)  # too young to tell from a blip: reported once it has lasted that long
     return out
+
+
+def _last_traffic(traffic: list[datetime], at: datetime) -> datetime:
+    """The last minute with attempts before `at` (traffic: sorted minutes with any attempts)."""
+    return traffic[bisect.bisect_left(traffic, at) - 1]
+
+
+def _silent_before(traffic: list[datetime], at: datetime, th: Thresholds) -> bool:
+    """Whether incident_silence_minutes or more minutes without a single attempt come just before `at`."""
+    k = bisect.bisect_left(traffic, at)
+    return k > 0 and at - (traffic[k - 1] + MINUTE) >= th.incident_silence_minutes * MINUTE
+
+
+def _close_silent(current: Found, last: datetime, th: Thresholds, out: Detection) -> None:
+    """Close an open incident whose service stopped sending: it ends with the last minute that had traffic."""
+    current.end, current.end_reason = last + MINUTE, "silence"
+    current.points = [p for p in current.points if p["at"] < current.end]
+    if current.points:
+        settle(current, th)
+    if current.end - current.start < th.incident_min_minutes * MINUTE:
+        out.incidents.remove(current)  # a blip, as when it closes on normal minutes
 
 
 def beside(whole: list[Found], route: list[Found]) -> list[Found]:

@@ -1,26 +1,33 @@
 """The incidents step of the minute pipeline, and the re-detection of one service over a stretch.
 
-Every minute: the services with attempts in the last ACTIVE minutes or an open incident are judged over the
-last STRETCH up to the last complete minute (reads: that stretch plus ANALYSIS_BASELINE_HOURS before it, and the
-same span a day earlier). Hours the materialize step re-materialized before that stretch (late or backfilled
-spans) are queued as IncidentRecheck rows and their services re-judged over [hour - 1 h, hour + 2 h). Projects
-take turns within the step's budget (analysis/fairness.py); rechecks left over wait in the DB for the next minute.
+Every minute the step queues the minutes of the spans ingested since it last looked (queue.py: one row per
+service, kept until judged), then judges what is queued and materialized, oldest first, projects in turns within
+its budget (analysis/fairness.py). A unit judges one service from LOOKBACK before its first queued minute up to the
+last complete minute (reads: that stretch plus ANALYSIS_BASELINE_HOURS before it, and the same span a day earlier),
+at most CHUNK of queued minutes at a time, so a backfill of days is judged in steps that each stay small. A unit
+left for lack of time stays queued; nothing depends on the service still sending. Services with an open incident
+and nothing queued are judged too, so an incident whose service went silent closes (detection's silence rule).
 """
-import zlib
 from datetime import datetime, timedelta
 
 from django.conf import settings
 
 from analysis import queries
 from analysis.fairness import Deadline, run_in_turns
+from analysis.incidents import queue
 from analysis.incidents.baseline import DAY, HOUR, Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, Detection, detect, keep_slices
 from analysis.incidents.records import reconcile
-from analysis.models import Incident, IncidentRecheck
+from analysis.materialize import store_now
+from analysis.models import DirtyHour, Incident, JudgeWork
 from analysis.thresholds import configured
 
-STRETCH = timedelta(hours=2)  # what each minute re-judges: long enough to see any incident that is still settling
-ACTIVE = timedelta(minutes=10)  # a service with attempts this recent is judged every minute
+STRETCH = timedelta(hours=2)  # how far a walk that ends inside an open incident follows it per step
+# A unit re-judges this much before its first queued minute: a run of off minutes or a young incident that began
+# just before it is seen whole (persistence and incident_min_minutes need the minutes before).
+LOOKBACK = timedelta(minutes=30)
+ALIGN = timedelta(minutes=10)  # stretch starts are rounded down to this, so services share their batched reads
+CHUNK = timedelta(hours=6)  # queued minutes judged per unit at most: a backfill of days goes in steps
 MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its onset
 # services whose series one read returns (Series): planning is ~55 ms of a service's ~250 ms read, and a batch
 # read ahead for services the step's budget then leaves for the next minute is wasted
@@ -47,6 +54,8 @@ def detect_service(project_id: int, service: str, start: datetime, end: datetime
             break
         end = min(end + STRETCH, limit)  # a re-judged past stretch ends inside an incident: follow it to its end
     service_wide = found.pop(("", ""))
+    queue.record_no_baseline(project_id, service, start, end, service_wide.no_baseline_minutes,
+                             queue.no_baseline_reason(th))
     whole = service_wide.incidents
     kept = keep_slices(whole, {key: detection.incidents for key, detection in found.items()})
     routes = {value: mine for (dimension, value), mine in kept.items() if dimension == "route"}
@@ -63,7 +72,7 @@ def detect_service(project_id: int, service: str, start: datetime, end: datetime
 class Series:
     """The series a walk reads (every slice's over the stretch and its baseline hours, and over the same hours a day
     earlier) of one project's services over one stretch [start, end), read BATCH services at a time when first asked
-    for: the minute job judges every active service over the same stretch."""
+    for: the minute job judges the services queued with the same stretch together."""
 
     def __init__(self, project_id: int, services: list[str], start: datetime, end: datetime, th):
         self.project_id, self.services, self.start, self.end, self.th = project_id, services, start, end, th
@@ -135,57 +144,75 @@ def _hour(t: datetime) -> datetime:
     return t.replace(minute=0, second=0, microsecond=0)
 
 
-def detect_recent(now: datetime, deadline: Deadline | None = None) -> dict:
-    """The minute job (see the module docstring). Returns {"window": [start, end] ISO, "services": judged,
-    "incidents": {count label: n}, "rechecked": hours re-judged, "deferred": rechecks left, "errors"}."""
-    end = now.replace(second=0, microsecond=0)
-    start = end - STRETCH
-    queues: dict[int, list] = {}
-    for project_id, service in _services(end):
-        queues.setdefault(project_id, []).append(("recent", project_id, service, start, end))
+def judge_queued(now: datetime, deadline: Deadline | None = None, until: datetime | None = None) -> dict:
+    """The minute job (see the module docstring): queue what was ingested (queue.queue_work, up to `until`), then
+    judge. Returns {"queued": services found with new spans, "services": units judged, "open": services with an open
+    incident re-judged, "incidents": {count label: n}, "deferred": services still queued, "errors"}."""
+    found = queue.queue_work(now, until)
+    limit = now.replace(second=0, microsecond=0)
     th = configured()
-    series = {project_id: Series(project_id, [item[2] for item in queue], start, end, th)
-              for project_id, queue in queues.items()}
-    rechecks = IncidentRecheck.objects.order_by("queued_at", "id")
-    rechecks.filter(hour__gte=start - HOUR).delete()  # the recent stretch covers these already
-    for recheck in rechecks:
-        queues.setdefault(recheck.project_id, []).append(("recheck", recheck))
+    dirty: dict[int, list[datetime]] = {}
+    for project_id, hour in DirtyHour.objects.values_list("project_id", "hour"):
+        dirty.setdefault(project_id, []).append(hour)
+    queues: dict[int, list] = {}
+    for work in JudgeWork.objects.filter(start__lt=limit).order_by("queued_at", "id"):
+        if _materialized(work, dirty.get(work.project_id, [])):
+            stretch = _stretch(work, limit)
+            queues.setdefault(work.project_id, []).append(("work", work, stretch))
+    waiting = set(JudgeWork.objects.values_list("project_id", "service"))
+    for project_id, service in sorted(set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service"))
+                                      - waiting):
+        queues.setdefault(project_id, []).append(("open", project_id, service))
+    series: dict[tuple, Series] = {}
+    for project_id, items in queues.items():
+        groups: dict[tuple, list[str]] = {}
+        for item in items:
+            if item[0] == "work":
+                groups.setdefault((project_id, *item[2]), []).append(item[1].service)
+        series.update({key: Series(key[0], services, key[1], key[2], th) for key, services in groups.items()})
     totals: dict[str, int] = {}
 
     def unit(item) -> str:
-        if item[0] == "recheck":
-            return _recheck(item[1], now, totals)
-        _, project_id, service, since, until = item
-        _add(totals, detect_service(project_id, service, since, until, now, series[project_id]))
+        if item[0] == "open":  # nothing queued: the silence rule may close it
+            _, project_id, service = item
+            _add(totals, detect_service(project_id, service, limit - LOOKBACK, limit, now))
+            return "open"
+        _, work, (start, upto) = item
+        try:
+            _add(totals, detect_service(work.project_id, work.service, start, upto, now,
+                                        series[(work.project_id, start, upto)]))
+        except Exception:
+            queue.failed(work, now)
+            raise  # logged and counted by run_in_turns
+        queue.done(work, upto)
         return "service"
 
     tally = run_in_turns([iter(q) for q in queues.values()], unit, deadline or Deadline(None), "incidents")
-    return {"window": [start.isoformat(), end.isoformat()], "services": tally.outcomes.get("service", 0),
-            "incidents": totals, "rechecked": tally.outcomes.get("recheck", 0),
-            "deferred": IncidentRecheck.objects.count(), "errors": tally.errors}
+    return {"queued": found, "services": tally.outcomes.get("service", 0), "open": tally.outcomes.get("open", 0),
+            "incidents": totals, "deferred": JudgeWork.objects.count(), "errors": tally.errors}
 
 
-def _services(end: datetime) -> list[tuple[int, str]]:
-    """(project, service) to judge: an incident still open first, then those with attempts in the last
-    ACTIVE minutes in an order shuffled per minute, so that a project with more services than a budget holds
-    has each of them judged in turn rather than the same first ones every minute."""
-    still_open = set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service"))
-    active = set(queries.active_services(end - ACTIVE, end)) - still_open
-    minute = end.strftime("%Y%m%d%H%M")
-    return sorted(still_open) + sorted(active, key=lambda unit: zlib.crc32(f"{minute}/{unit[1]}".encode()))
+def judge_all(now: datetime) -> dict:
+    """Queue every span stored so far and judge all of it, with no time budget (tests, benchmarks, a manual run):
+    judge_queued as if the materialize step had seen every span."""
+    return judge_queued(now, Deadline(None), until=store_now() + timedelta(seconds=1))
 
 
-def _recheck(recheck: IncidentRecheck, now: datetime, totals: dict) -> str:
-    """Re-judge every service of a re-materialized hour over [hour - 1 h, hour + 2 h), then drop the recheck."""
-    start, end = recheck.hour - HOUR, min(recheck.hour + 2 * HOUR, now.replace(second=0, microsecond=0))
-    try:
-        for service in queries.project_services(recheck.project_id, recheck.hour, recheck.hour + HOUR):
-            _add(totals, detect_service(recheck.project_id, service, start, end, now))
-    finally:  # also when it raised: a failing hour must not block the queue (logged by run_in_turns)
-        recheck.delete()
-    return "recheck"
+def _materialized(work: JudgeWork, dirty_hours: list[datetime]) -> bool:
+    """Whether the hours of the work's stretch are materialized: none of them waits in the materialize queue."""
+    first = _hour(work.start - LOOKBACK)
+    return not any(first <= hour < work.end for hour in dirty_hours)
+
+
+def _stretch(work: JudgeWork, limit: datetime) -> tuple[datetime, datetime]:
+    """[start, end) a unit judges: from LOOKBACK before the first queued minute (rounded down to ALIGN) up to the
+    last complete minute, or CHUNK of queued minutes when more are queued (a backfill)."""
+    start = work.start - LOOKBACK
+    start = start - timedelta(minutes=start.minute % (ALIGN.seconds // 60), seconds=start.second,
+                              microseconds=start.microsecond)
+    return start, min(limit, work.start + CHUNK)
 
 
 def _add(totals: dict, counts: dict) -> None:
-    for name in ("created", "updated", "closed", "deleted"):
-        totals[name] = totals.get(name, 0) + counts[name]
+    for name in ("created", "updated", "closed", "deleted", "merged"):
+        totals[name] = totals.get(name, 0) + counts.get(name, 0)

@@ -1,10 +1,17 @@
 """Stored incidents: reconciling a detection with what is stored, reading them back, and their API shape.
 
-A detection over a stretch replaces what is stored for it: a stored incident of the same service and route
-whose onset lies in the stretch keeps its id while a detected one starts within MATCH of it (its fields are
-updated), stored ones no longer detected are deleted, new ones are created. The explanation (explain.py) runs
-when an incident is created, when its onset or end moves, when a closed one's peak or baseline changed (late
-spans), and at most every EXPLAIN_EVERY while it is open. A rerun on the same data changes nothing.
+A detection over a stretch reconciles what is stored for it, and an incident keeps its id and URL for life
+(people paste incident links into Slack and tickets): each stored incident of the same service and route whose
+onset lies in the stretch goes to the detected one it overlaps most (or whose onset is within MATCH of its own).
+A detected incident keeps the oldest id among those that went to it, with its onset, end and data updated and the
+change kept in `revisions`; the others are merged into it (RetiredIncident: their links redirect to it). A stored
+one no detected incident covers is retired as no longer found (its links answer 410 with what happened); a
+detected one nothing covers is created, with a new id (ids are never reused). A detected incident whose
+explanation finds nothing grown (verdict healthy) is not an incident: it is not stored, or retired as no_cause.
+
+The explanation (explain.py) runs when an incident is created, when its onset or end moves, when a closed one's
+peak or baseline changed (late spans), and at most every EXPLAIN_EVERY while it is open. A rerun on the same data
+changes nothing.
 """
 from datetime import datetime, timedelta
 
@@ -14,13 +21,14 @@ from django.db.models import Q
 from analysis.errors import AnalysisError
 from analysis.incidents.detection import Found
 from analysis.incidents.explain import explain
-from analysis.models import Incident
+from analysis.models import Incident, RetiredIncident
 from analysis.thresholds import Thresholds
 from analysis.windows import iso, parse_instant
 
 MATCH = timedelta(minutes=2)  # an onset moving this little is the same incident
 EXPLAIN_EVERY = timedelta(minutes=5)  # an open incident's explanation is refreshed at most this often
 UNEXPLAINED = "unknown"  # the verdict when the explanation could not run (its reason is in detail)
+NO_CAUSE = "healthy"  # an explanation that finds nothing grown: not an incident
 
 
 def incidents_overlapping(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
@@ -52,59 +60,127 @@ def incident_json(incident: Incident, url: str) -> dict:
     instants ISO 8601 with a Z, durations ms; `url` is the incident page's absolute address."""
     return {"id": incident.id, "start": iso(incident.start), "end": iso(incident.end) if incident.end else None,
             "verdict": incident.verdict, "causes": incident.causes, "scope": incident.scope,
-            "baseline": incident.baseline, "peak": incident.peak, "path": incident.path, "url": url}
+            "baseline": incident.baseline, "peak": incident.peak, "path": incident.path, "url": url,
+            "end_reason": (incident.detail or {}).get("end_reason"), "revisions": incident.revisions}
 
 
 def reconcile(project_id: int, service: str, route: str, start: datetime, end: datetime, found: list[Found],
               now: datetime, th: Thresholds) -> dict:
     """Make the stored incidents with an onset in [start, end) those of `found` (see the module docstring).
     `end` is where the detection stopped: an open incident is explained up to it. Returns {"created",
-    "updated", "closed", "deleted", "unchanged"} counts."""
-    counts = dict.fromkeys(("created", "updated", "closed", "deleted", "unchanged"), 0)
+    "updated", "closed", "deleted" (retired: no longer found, or no cause), "merged", "unchanged"} counts."""
+    counts = dict.fromkeys(("created", "updated", "closed", "deleted", "merged", "unchanged"), 0)
     with transaction.atomic():
         stored = list(Incident.objects.select_for_update().filter(
-            project_id=project_id, service=service, route=route, start__gte=start, start__lt=end).order_by("start"))
-        for item in found:
-            row = _match(stored, item.start)
-            if row is not None:
-                stored.remove(row)
-            counts[_store(row, item, project_id, service, route, end, now, th)] += 1
+            project_id=project_id, service=service, route=route, start__gte=start, start__lt=end).order_by("id"))
+        claims = _claims(stored, found, end)
+        for k, item in enumerate(found):
+            rows = claims.get(k, [])
+            row, others = (rows[0], rows[1:]) if rows else (None, [])
+            outcome = _store(row, item, project_id, service, route, end, now, th)
+            if outcome == "dropped":  # nothing grown: not an incident
+                for gone in rows:
+                    _retire(gone, RetiredIncident.NO_CAUSE, now, "re-detection found nothing grown in it")
+                    counts["deleted"] += 1
+                continue
+            counts[outcome] += 1
+            for other in others:
+                _merge(other, row, now)
+                counts["merged"] += 1
+        claimed = {r.pk for rows in claims.values() for r in rows}
         for row in stored:
-            row.delete()
-            counts["deleted"] += 1
+            if row.pk not in claimed:
+                _retire(row, RetiredIncident.NOT_FOUND, now, "no longer found when its minutes were judged again "
+                        "(more spans arrived; the latency was within its baseline)")
+                counts["deleted"] += 1
     return counts
 
 
-def _match(stored: list[Incident], onset: datetime) -> Incident | None:
-    near = [row for row in stored if abs(row.start - onset) <= MATCH]
-    return min(near, key=lambda row: abs(row.start - onset)) if near else None
+def _claims(stored: list[Incident], found: list[Found], end: datetime) -> dict[int, list[Incident]]:
+    """found index -> the stored incidents that go to it, oldest id first: each stored one goes to the detected one
+    it overlaps longest, else to one whose onset is within MATCH of its own; the others go nowhere."""
+    def span(a_start, a_end, b_start, b_end) -> float:
+        return ((min(a_end or end, b_end or end) - max(a_start, b_start)).total_seconds())
+    claims: dict[int, list[Incident]] = {}
+    for row in stored:
+        overlaps = [(span(row.start, row.end, f.start, f.end), k) for k, f in enumerate(found)]
+        best = max(overlaps, default=(0, None))
+        if best[0] <= 0:
+            near = [(abs(row.start - f.start), k) for k, f in enumerate(found) if abs(row.start - f.start) <= MATCH]
+            best = (0, min(near)[1]) if near else (0, None)
+        if best[1] is not None:
+            claims.setdefault(best[1], []).append(row)
+    return claims
+
+
+def _merge(row: Incident, into: Incident, now: datetime) -> None:
+    """Retire `row` into `into` (its links redirect there) and note it in `into`'s revisions."""
+    _retire(row, RetiredIncident.MERGED, now, f"merged into incident #{into.pk} when its minutes were judged again",
+            into=into.pk)
+    into.revisions = into.revisions + [{"at": iso(now), "what": "merged", "id": row.pk,
+                                        "text": f"incident #{row.pk} (from {row.start:%H:%M}) merged into this one "
+                                                f"as more spans arrived"}]
+    into.save(update_fields=["revisions"])
+
+
+def _retire(row: Incident, reason: str, now: datetime, message: str, into: int | None = None) -> None:
+    """Replace a stored incident by its RetiredIncident (same id); incidents merged into it follow to `into`."""
+    RetiredIncident.objects.update_or_create(id=row.pk, defaults={
+        "project_id": row.project_id, "service": row.service, "route": row.route, "start": row.start, "end": row.end,
+        "verdict": row.verdict, "reason": reason, "merged_into": into, "message": message, "retired_at": now})
+    if into is not None:
+        RetiredIncident.objects.filter(merged_into=row.pk).update(merged_into=into)
+    else:  # those merged into it have nowhere to go either
+        RetiredIncident.objects.filter(merged_into=row.pk).update(reason=reason, merged_into=None, message=message)
+    row.delete()
 
 
 def _store(row: Incident | None, item: Found, project_id, service, route, until, now, th) -> str:
-    """Create or update the row of one detected incident; returns which of the counts it was."""
+    """Create or update the row of one detected incident; returns which of the counts it was, or "dropped" when its
+    explanation found nothing grown (the caller retires `row`)."""
     fields = {"start": item.start, "end": item.end, "baseline": item.baseline.summary(), "peak": item.peak()}
     departed = {"departed": item.departed(th), "baseline_source": item.baseline.source,
-                "baseline_minutes": item.baseline.minutes, **({"slice": item.slice} if item.slice else {})}
+                "baseline_minutes": item.baseline.minutes, **({"slice": item.slice} if item.slice else {}),
+                **({"end_reason": item.end_reason} if item.end_reason else {})}
     if row is None:
         row = Incident(project_id=project_id, service=service, route=route, detected_at=now, **fields)
         _explain(row, departed, until, now)
+        if row.verdict == NO_CAUSE:
+            return "dropped"
         row.save()
         return "created"
     moved = row.start != item.start or row.end != item.end
     data_changed = row.baseline != fields["baseline"] or row.peak != fields["peak"]
     stale = item.end is None and now - _explained_at(row) >= EXPLAIN_EVERY
-    if not (moved or data_changed or stale):
+    if not (moved or data_changed or stale or (row.detail or {}).get("end_reason") != item.end_reason):
         return "unchanged"
     closing = row.end is None and item.end is not None
+    row.revisions = row.revisions + _revisions(row, item, now)
     for name, value in fields.items():
         setattr(row, name, value)
     if moved or stale or item.end is not None:
         _explain(row, departed, until, now)
+        if row.verdict == NO_CAUSE:
+            return "dropped"
     else:  # an open incident's newest peak waits for its next explanation
-        row.detail = {**row.detail, **departed}
+        row.detail = {**{k: v for k, v in row.detail.items() if k != "end_reason"}, **departed}
     row.updated_at = now
     row.save()
     return "closed" if closing else "updated"
+
+
+def _revisions(row: Incident, item: Found, now: datetime) -> list[dict]:
+    """What re-detection changed of a stored incident, as its revisions: an onset that moved, an end of a closed
+    incident that moved (an open one closing is not a revision)."""
+    out = []
+    if row.start != item.start:
+        out.append({"at": iso(now), "what": "onset", "from": iso(row.start), "to": iso(item.start),
+                    "text": f"onset revised from {row.start:%H:%M} to {item.start:%H:%M} as more spans arrived"})
+    if row.end is not None and row.end != item.end:
+        to = f"{item.end:%H:%M}" if item.end else "ongoing"
+        out.append({"at": iso(now), "what": "end", "from": iso(row.end), "to": iso(item.end) if item.end else None,
+                    "text": f"end revised from {row.end:%H:%M} to {to} as more spans arrived"})
+    return out
 
 
 def _explain(row: Incident, departed: dict, until: datetime, now: datetime) -> None:

@@ -9,8 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from analysis.fairness import Deadline
-from analysis.incidents.jobs import detect_recent
+from analysis.incidents.jobs import judge_all
 from analysis.windows import iso
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
@@ -27,7 +26,7 @@ ONSET_S, END_S = 120, 300  # the goal is 2 min both ways; a slowed fleet drains 
 def incidents_via_api(client, key, sent, service=SERVICE, detect=True) -> list[dict]:
     now = datetime.now(timezone.utc)
     if detect:
-        detect_recent(now, Deadline(None))
+        judge_all(now)
     response = client.get("/api/v1/incidents", {"service": service, "start": iso(sent.start), "end": iso(now)},
                           headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200, response.content
@@ -70,7 +69,7 @@ def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(c
     cases += [(f"scoped-{k}", spec.format(service=f"scoped-{k}"), BASE, True) for k, spec in enumerate(SCOPED)]
     sent = {service: send_simulated(project, key, base=base, duration="45m", incidents=[spec], seed=7, service=service)
             for service, spec, base, _ in cases}
-    detect_recent(datetime.now(timezone.utc), Deadline(None))
+    judge_all(datetime.now(timezone.utc))
     found, onset_errors, wrong, unscoped, late = 0, [], [], [], []
     for service, spec, _, scoped in cases:
         injected = sent[service].incidents[0]

@@ -265,7 +265,9 @@ def test_detection_is_stored_once_and_a_rerun_changes_nothing(clickhouse, alpha)
     assert [i.id for i in incidents_overlapping(project.id, "svc", T0 + 50 * MINUTE, T0 + 51 * MINUTE)] == [row.id]
     assert incidents_overlapping(project.id, "svc", T0, T0 + 40 * MINUTE) == []
     shaped = incident_json(row, "http://x/incidents/1")
-    assert set(shaped) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url"}
+    assert set(shaped) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url",
+                           "end_reason", "revisions"}
+    assert (shaped["end_reason"], shaped["revisions"]) == (None, [])
     assert (shaped["start"], shaped["end"]) == ("2026-11-20T08:40:00Z", "2026-11-20T08:55:00Z")
     assert set(shaped["baseline"]) == {"start", "end", "buckets", "ttft", "total"}
 
@@ -350,29 +352,71 @@ def test_an_ongoing_incident_is_open_then_closed_keeping_its_id(clickhouse, alph
     assert (out["closed"], closed.id, closed.start, closed.end) == (1, opened.id, T0 + 40 * MINUTE, T0 + 55 * MINUTE)
 
 
-def test_the_minute_job_judges_active_services_and_a_late_backfill_is_rechecked(clickhouse, alpha):
-    from analysis.incidents.jobs import detect_recent
-    from analysis.jobs import materialize_since_watermark
-    from analysis.models import Incident, IncidentRecheck
+def _queue(project, service, start, end, now):
+    """What queue.queue_work leaves for spans of [start, end) (these tests write request_buckets, not spans)."""
+    from analysis.models import JudgeWork
+    JudgeWork.objects.create(project=project, service=service, start=start, end=end, queued_at=now)
+
+
+def test_the_minute_job_judges_what_is_queued_and_a_late_backfill_hours_later(clickhouse, alpha):
+    from analysis.incidents.jobs import judge_queued
+    from analysis.models import Incident, JudgeWork
     project, _ = alpha
     _incident_service(clickhouse, project.id)
-    out = detect_recent(T0 + 75 * MINUTE)
-    assert (out["services"], out["incidents"]["created"]) == (1, 1)
+    _queue(project, "svc", T0, T0 + 75 * MINUTE, T0 + 75 * MINUTE)
+    out = judge_queued(T0 + 75 * MINUTE)
+    assert (out["services"], out["incidents"]["created"], out["deferred"]) == (1, 1, 0)
     assert Incident.objects.get().start == T0 + 40 * MINUTE
-    # hours later, an incident of another service arrives late: only the recheck of its hour finds it
+    # hours later, an incident of another service arrives late: its queued minutes are judged, whenever they are
     later = T0 + 6 * 60 * MINUTE
     _incident_service(clickhouse, project.id, "late", tag="z")
-    IncidentRecheck.objects.create(project=project, hour=T0, queued_at=later)
-    out = detect_recent(later)
-    assert (out["rechecked"], out["deferred"]) == (1, 0)
+    _queue(project, "late", T0, T0 + 75 * MINUTE, later)
+    out = judge_queued(later)
+    assert (out["services"], out["deferred"]) == (1, 0)
     assert sorted(Incident.objects.values_list("service", "start")) == [("late", T0 + 40 * MINUTE),
                                                                        ("svc", T0 + 40 * MINUTE)]
-    materialize_since_watermark(later)  # nothing ingested: nothing queued
-    assert not IncidentRecheck.objects.exists()
+    assert judge_queued(later + MINUTE)["services"] == 0 and not JudgeWork.objects.exists()
+
+
+def test_queued_minutes_wait_for_their_hours_to_be_materialized_and_the_minute_in_progress(clickhouse, alpha):
+    from analysis.incidents.jobs import judge_queued
+    from analysis.models import DirtyHour, Incident, JudgeWork
+    project, _ = alpha
+    _incident_service(clickhouse, project.id)
+    now = T0 + 75 * MINUTE + timedelta(seconds=20)
+    _queue(project, "svc", T0, T0 + 76 * MINUTE, now)  # the last queued minute is still in progress
+    DirtyHour.objects.create(project=project, hour=T0, queued_at=now)
+    assert judge_queued(now)["services"] == 0 and JudgeWork.objects.get().start == T0  # not materialized yet
+    DirtyHour.objects.all().delete()
+    assert judge_queued(now)["services"] == 1
+    assert Incident.objects.get().start == T0 + 40 * MINUTE
+    left = JudgeWork.objects.get()  # the minute in progress waits for its end
+    assert (left.start, left.end) == (T0 + 75 * MINUTE, T0 + 76 * MINUTE)
+
+
+def test_a_failing_service_goes_to_the_back_and_stays_pending(clickhouse, alpha, monkeypatch):
+    from analysis.incidents import jobs
+    from analysis.models import JudgeWork
+    project, _ = alpha
+    _incident_service(clickhouse, project.id, "bad", tag="b")
+    _incident_service(clickhouse, project.id, "good", tag="g")
+    _queue(project, "bad", T0, T0 + 75 * MINUTE, T0)
+    _queue(project, "good", T0, T0 + 75 * MINUTE, T0 + MINUTE)
+    real = jobs.detect_service
+
+    def flaky(project_id, service, *args, **kwargs):
+        if service == "bad":
+            raise RuntimeError("boom")
+        return real(project_id, service, *args, **kwargs)
+    monkeypatch.setattr(jobs, "detect_service", flaky)
+    out = jobs.judge_queued(T0 + 75 * MINUTE)
+    assert (out["services"], out["errors"], out["deferred"]) == (1, 1, 1)
+    bad = JudgeWork.objects.get()
+    assert (bad.service, bad.failures, bad.queued_at) == ("bad", 1, T0 + 75 * MINUTE)
 
 
 def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, monkeypatch):
-    """detect_recent reads the series of BATCH services at a time (two reads a batch: the stretch, the day before),
+    """judge_queued reads the series of BATCH services at a time (two reads a batch: the stretch, the day before),
     and finds what judging each service on its own finds; a service whose stretch an open incident moved back reads
     its own."""
     from analysis import queries
@@ -387,7 +431,9 @@ def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, 
     monkeypatch.setattr(queries, "incident_series_slices_of", lambda p, services, *a, **k: (
         read.append(sorted(services)), real(p, services, *a, **k))[1])
     monkeypatch.setattr(jobs, "BATCH", 3)
-    out = jobs.detect_recent(T0 + 75 * MINUTE)
+    for service in ("a", "b", "c", "quiet"):  # queued together: one stretch, read in batches
+        _queue(project, service, T0 + 10 * MINUTE, T0 + 75 * MINUTE, T0 + 75 * MINUTE)
+    out = jobs.judge_queued(T0 + 75 * MINUTE)
     assert (out["services"], out["incidents"]["created"]) == (4, 3)
     assert sorted(map(len, read)) == [1, 1, 3, 3]  # two batches of 3 and 1 services, each read twice
     batched = sorted(Incident.objects.values_list("service", "start", "end"))

@@ -1,6 +1,7 @@
 """GET /api/v1/incidents and /api/v1/incidents/<id>: auth as the diagnosis API, project isolation, the route and
-tenant rules, ordering, an open incident's null end, 404s and parameter errors. Incidents are stored rows."""
-from datetime import timedelta
+tenant rules, ordering, an open incident's null end, 404s and parameter errors; what of the window is judged
+(judged_until, pending, no_baseline), an unknown service, retired ids. Incidents are stored rows."""
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from django.contrib.auth.models import User
@@ -16,6 +17,11 @@ MIN = timedelta(minutes=1)
 def get(client, key=None, url=URL, **params):
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return client.get(url, {**WINDOW, **params} if url == URL else params, headers=headers)
+
+
+@pytest.fixture(autouse=True)
+def _store(clickhouse):
+    """The answers read the span store (what is judged, whether the service exists): empty unless a test sends."""
 
 
 @pytest.fixture
@@ -37,7 +43,10 @@ def test_read_key_lists_overlapping_incidents_oldest_first(client, alpha, stored
     assert (body["service"], body["start"], body["end"]) == ("chat", "2026-01-05T09:00:00Z", "2026-01-05T12:00:00Z")
     assert [i["id"] for i in body["incidents"]] == [stored["closed"].pk, stored["open"].pk]
     closed, ongoing = body["incidents"]
-    assert set(closed) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url"}
+    assert set(closed) == {"id", "start", "end", "verdict", "causes", "scope", "baseline", "peak", "path", "url",
+                           "end_reason", "revisions"}
+    # no span stored, nothing queued: the whole window is judged (ended before now)
+    assert (body["judged_until"], body["pending"], body["no_baseline"]["minutes"]) == (body["end"], 0, 0)
     assert (closed["start"], closed["end"]) == ("2026-01-05T10:00:00Z", "2026-01-05T10:20:00Z")
     assert ongoing["end"] is None and ongoing["verdict"] == "network_overhead"
     assert set(closed["baseline"]) == {"start", "end", "buckets", "ttft", "total"}
@@ -136,3 +145,52 @@ def test_parameter_errors_as_the_diagnosis_api(client, alpha, stored, params, re
 def test_post_is_refused_as_json(client, alpha):
     response = client.post(URL, headers={"Authorization": f"Bearer {alpha[1]}"})
     assert response.status_code == 405 and response.json()["error"] == "method_not_allowed"
+
+
+def test_an_unknown_service_is_404_naming_the_closest(client, alpha, stored):
+    response = get(client, alpha[1], service="chta")
+    assert response.status_code == 404 and response.json()["error"] == "unknown_service"
+    # no span of it, but a stored incident: the service is known ("chat" has one here)
+    assert get(client, alpha[1], service="search").status_code == 200
+
+
+def test_an_unknown_service_is_named_closest_among_the_stored_spans(client, alpha, ingest):
+    ingest(alpha[1], f.request(f.attempt(), service="chat-gateway"))
+    response = get(client, alpha[1], service="chat-gatway")
+    assert response.status_code == 404
+    assert "'chat-gateway'" in response.json()["message"]
+
+
+def test_minutes_not_judged_yet_are_pending_and_judged_until_stops_before_them(client, alpha, ingest):
+    """Spans of 10:00-10:03 ingested and not judged: 3 minutes pending, judged_until 10:00 (the first of them); once
+    judged (judge_all), nothing pending and the window judged to its end."""
+    from analysis.incidents.jobs import judge_all
+    from analysis.jobs import materialize_since_watermark
+    for k in range(3):
+        ingest(alpha[1], f.request(f.attempt(start_ns=f.BASE_NS + k * 60_000 * f.MS), service="chat"))
+    body = get(client, alpha[1]).json()
+    assert (body["incidents"], body["pending"], body["judged_until"]) == ([], 3, "2026-01-05T10:00:00Z")
+    now = datetime.now(timezone.utc)
+    materialize_since_watermark(now)
+    judge_all(now)
+    body = get(client, alpha[1]).json()
+    assert (body["pending"], body["judged_until"]) == (0, "2026-01-05T12:00:00Z")
+    # three minutes of one attempt each: too quiet to be judged against a baseline (no_baseline counts judged minutes)
+    assert body["no_baseline"] == {"minutes": 0, "reason": None, "stretches": []}
+
+
+def test_a_merged_incident_redirects_to_the_survivor_and_a_retired_one_is_gone(client, alpha, stored):
+    from analysis.models import RetiredIncident
+    project = alpha[0]
+    RetiredIncident.objects.create(id=stored["before"].pk + 1000, project=project, service="chat", start=f.BASE,
+                                   verdict="queue_backlog", reason="merged", merged_into=stored["closed"].pk,
+                                   message="merged into incident #1")
+    RetiredIncident.objects.create(id=stored["before"].pk + 1001, project=project, service="chat", start=f.BASE,
+                                   verdict="queue_backlog", reason="not_found", message="no longer found")
+    moved = get(client, alpha[1], url=f"{URL}/{stored['before'].pk + 1000}")
+    assert moved.status_code == 301 and moved.json()["merged_into"] == stored["closed"].pk
+    assert moved["Location"] == f"{URL}/{stored['closed'].pk}"
+    gone = get(client, alpha[1], url=f"{URL}/{stored['before'].pk + 1001}")
+    assert gone.status_code == 410 and gone.json()["reason"] == "not_found" and gone.json()["message"]
+    # another project's retired id is not told apart from a missing one
+    assert get(client, alpha[1], url=f"{URL}/999999").status_code == 404

@@ -18,6 +18,11 @@ def run(*args) -> str:
     return out.getvalue()
 
 
+@pytest.fixture(autouse=True)
+def _store(clickhouse):
+    """The command reads the span store (what is judged, whether the service exists)."""
+
+
 @pytest.fixture
 def stored(alpha):
     return {"closed": f.incident(alpha[0], "chat", start=f.BASE),
@@ -28,7 +33,7 @@ def stored(alpha):
 @override_settings(PUBLIC_BASE_URL="https://lo.example.com/")
 def test_json_is_the_api_document(alpha, stored):
     body = json.loads(run("--service", "chat", *WINDOW, "--format", "json"))
-    assert set(body) == {"service", "start", "end", "incidents"}
+    assert set(body) == {"service", "start", "end", "incidents", "judged_until", "pending", "no_baseline"}
     assert [i["id"] for i in body["incidents"]] == [stored["closed"].pk, stored["open"].pk]
     assert body["incidents"][1]["end"] is None
     assert body["incidents"][0]["url"] == f"https://lo.example.com/incidents/{stored['closed'].pk}/?project=alpha"
@@ -71,3 +76,16 @@ def test_bad_input_is_a_clear_error(alpha, stored):
     with pytest.raises(CommandError):
         call_command("incidents", "--service", "chat", "--start", "2024-01-01", "--format", "json", stdout=out)
     assert json.loads(out.getvalue())["error"] == "window_too_large"
+
+
+def test_an_unknown_service_is_an_error_naming_the_closest(alpha, ingest):
+    ingest(alpha[1], f.request(f.attempt(), service="chat-gateway"))
+    with pytest.raises(CommandError, match="unknown_service: no service 'chat-gatewya'.*'chat-gateway'"):
+        run("--service", "chat-gatewya", *WINDOW)
+
+
+def test_minutes_not_judged_yet_are_said_not_none(alpha, ingest):
+    ingest(alpha[1], f.request(f.attempt(), service="chat"))
+    text = run("--service", "chat", *WINDOW)
+    assert "chat: 0 incident(s)" in text and "not judged yet after 10:00 UTC: 1 minute(s) with traffic pending" in text
+    assert "none:" not in text

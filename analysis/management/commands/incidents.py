@@ -57,6 +57,14 @@ def _project(name: str) -> Project:
 def text_lines(doc: dict, project: Project) -> list[str]:
     """One block per incident: when, how long, verdict, top causes, scope, peak vs baseline, link."""
     lines = [f"{doc['service']}: {len(doc['incidents'])} incident(s) overlapping {doc['start']} – {doc['end']}"]
+    if doc["pending"]:  # an empty list is not "none" until the window is judged to its end
+        lines.append(f"  not judged yet after {doc['judged_until'][11:16]} UTC: {doc['pending']} minute(s) with "
+                     f"traffic pending")
+    elif not doc["incidents"]:
+        lines.append("  none: every minute with traffic is judged")
+    if doc["no_baseline"]["minutes"]:
+        lines.append(f"  {doc['no_baseline']['minutes']} judged minute(s) had no baseline: "
+                     f"{doc['no_baseline']['reason']}")
     rows = Incident.objects.in_bulk([i["id"] for i in doc["incidents"]])
     for item in doc["incidents"]:
         row = rows[item["id"]]
