@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
+.PHONY: run test test-fast bench bench-detect bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench-simulate: venv
 
 bench-analysis: venv
 	$(PY) benchmarks/bench_analysis.py
+
+# the running product judging a burst (24 services x 2 h; BENCH_DETECT_ARGS="--services 200" or "--live 50")
+bench-detect: venv
+	$(PY) benchmarks/bench_detect.py $(BENCH_DETECT_ARGS)
 
 # what a fresh read costs (analysis/freshness.py): the check, and materializing the current hour on demand
 bench-freshness: venv

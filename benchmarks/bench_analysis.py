@@ -6,7 +6,8 @@ lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp
 - a full diagnosis of one service over the 24 h window (target <= 1 s, also while merges run), and over 24 h
   ending at 23:37 as a dashboard's window ends at a minute (its edges read from attempts);
 - one minute's periodic work for 10 services: materialize the hour taking spans + diagnose each service's
-  recent window + the incidents step (detect_recent: every active service over the last 2 hours; target <= 10 s
+  recent window + the incidents step (judge_queued: each service's last two minutes queued, as live traffic
+  leaves them; each judged from 30-40 minutes before, with its baseline hours and the day before; target <= 10 s
   for the three), three minutes in a row, the median; and the minute an hour settles (00:10 of the next day: the
   new hour's 10 minutes materialized, 23:00 aggregated (analysis/aggregates.py), diagnoses, incidents);
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
@@ -139,12 +140,12 @@ def run(a) -> int:
 def timed_minute(now, hour, settled=None) -> tuple[float, float, float, float]:
     """The minute pipeline's analysis steps at `now` as it runs them (latency_obs/pipeline.py): the hour taking spans
     (`hour`) is materialized and, when given, the `settled` hour aggregated; the services active in the recent window
-    are diagnosed; then the incidents step (every active service over the last STRETCH, with its baseline hours and
-    the day before). Returns (the minute, materialize, diagnose, incidents) in s."""
+    are diagnosed; then the incidents step (each service's last two minutes queued, as live traffic leaves them, with
+    its baseline hours and the day before). Returns (the minute, materialize, diagnose, incidents) in s."""
     from analysis import aggregates, jobs, windows
-    from analysis.incidents.jobs import detect_recent
+    from analysis.incidents.jobs import judge_queued
     from analysis.materialize import materialize
-    from analysis.models import WindowDiagnosis
+    from analysis.models import JudgeWork, WindowDiagnosis
 
     # the minute before stored this window's diagnoses, which diagnose_active would leave alone
     WindowDiagnosis.objects.filter(start=now - windows.RECENT, end=now).delete()
@@ -155,7 +156,10 @@ def timed_minute(now, hour, settled=None) -> tuple[float, float, float, float]:
     marks.append(time.perf_counter())
     jobs.diagnose_active(now - windows.RECENT, now)
     marks.append(time.perf_counter())
-    detect_recent(now)
+    for i in range(10):  # what queue.queue_work leaves for a minute of live traffic
+        JudgeWork.objects.update_or_create(project_id=1, service=f"svc-{i}", defaults={
+            "start": now - timedelta(minutes=2), "end": now, "queued_at": now})
+    judge_queued(now)
     marks.append(time.perf_counter())
     return (marks[-1] - marks[0], *(b - a for a, b in zip(marks, marks[1:])))
 
