@@ -8,7 +8,7 @@ from django.urls import reverse
 from analysis import queries
 from analysis import runs as runs_
 from analysis.buckets import PARTS
-from analysis.incidents import headlines, reads
+from analysis.incidents import headlines, queue, reads
 from analysis.thresholds import configured
 from dashboard import incident_charts
 from dashboard.charts import COLORS
@@ -59,6 +59,17 @@ def slowest_runs(page, incident, now) -> list[dict]:
     for r in found:  # a run id with "/" gets no link (dashboard/views/runs.py says why)
         r["link"] = (reverse("run", args=[r["run_id"]]) + "?" + f.query(**window)) if "/" not in r["run_id"] else None
     return found
+
+
+def unjudged(project_id: int, start, end, service: str = "") -> dict | None:
+    """What of the window is not judged yet: {"services": count, "since": the first such minute, "names": up to 5},
+    None when every minute with traffic is judged (then no incident means none)."""
+    found = queue.unjudged_services(project_id, start, end)
+    if service:
+        found = {service: found[service]} if service in found else {}
+    if not found:
+        return None
+    return {"services": len(found), "since": min(found.values()), "names": sorted(found)[:5]}
 
 
 def page_context(page, incident) -> dict:

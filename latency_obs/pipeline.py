@@ -1,7 +1,8 @@
-"""The minute pipeline: materialize -> diagnose -> incidents -> budgets -> alert rules, in order, for one `now`.
+"""The minute pipeline: materialize -> incidents -> diagnose -> budgets -> alert rules, in order, for one `now`.
 
-Each step reads what the steps before it stored for the same minute: the diagnoses read the request buckets
-just materialized, and the alert rules read the diagnoses and budget violations of the same recent window
+Each step reads what the steps before it stored for the same minute: the incidents and the diagnoses read the
+request buckets just materialized, and the alert rules read the incidents, diagnoses and budget violations of the
+same recent window
 (analysis.windows.recent_window(now)). Each step is also a task of its own app, for manual runs.
 
 The order is fixed, and each step has a time budget (PIPELINE_STEP_BUDGET_SECONDS, together under the minute),
@@ -33,8 +34,8 @@ log = logging.getLogger(__name__)
 
 STEPS = (
     ("materialize", materialize_since_watermark),
+    ("incidents", judge_queued),  # before the diagnoses: an incident is stored (and alerted) a step sooner
     ("diagnose", diagnose_recent),
-    ("incidents", judge_queued),
     ("budgets", evaluate_recent),
     ("alert_rules", evaluate_all),
 )

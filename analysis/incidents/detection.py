@@ -15,9 +15,11 @@ the incident (Levels.bar). It closes at the first normal minute from which incid
 with at most CLOSING_SPIKES off minutes among them (lone spikes do not keep it open either); that minute is its
 end, and its closing minutes are judged again with nothing open (one may start the next incident). Its onset then
 moves to the first of incident_persist_minutes minutes in a row nearer the incident than the baseline (settle). A
-closed stretch shorter than incident_min_minutes is dropped as a blip, and an open one is not reported before it
-has lasted that long (a blip-to-be would come and go in the minute job's answers, and its alert with it). Still
-off, or not yet back for long enough, when the series ends: ongoing, end None.
+closed stretch shorter than incident_min_minutes is dropped as a blip; an open one is reported once it has lasted
+incident_open_minutes (its persistence: stored within about 4 minutes of its onset; a blip-to-be is then retired
+when it closes, and the alert rules' minimum duration keeps it from alerting). Still off, or not yet back for long
+enough, when the series ends: ongoing, end None. An open incident whose service sends nothing for
+incident_silence_minutes closes with the last minute that had traffic (end_reason "silence").
 
 A slice's series (a route's, a tenant's, an instance's) is judged the same way on its per-minute p50s instead
 (SLICE_LEVEL), and its incidents that overlap one of its whole service's are left out (beside).
@@ -259,8 +261,8 @@ def detect(points: list[dict], start: datetime, end: datetime, chooser: Chooser,
         _close_silent(current, _last_traffic(traffic, end), th, out)
     elif current is not None:
         settle(current, th)
-        if judged[-1]["at"] + MINUTE - current.start < th.incident_min_minutes * MINUTE:
-            out.incidents.remove(current)  # too young to tell from a blip: reported once it has lasted that long
+        if judged[-1]["at"] + MINUTE - current.start < th.incident_open_minutes * MINUTE:
+            out.incidents.remove(current)  # too young: reported once it has lasted incident_open_minutes
     return out
 
 

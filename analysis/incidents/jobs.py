@@ -194,8 +194,17 @@ def judge_queued(now: datetime, deadline: Deadline | None = None, until: datetim
 
 def judge_all(now: datetime) -> dict:
     """Queue every span stored so far and judge all of it, with no time budget (tests, benchmarks, a manual run):
-    judge_queued as if the materialize step had seen every span."""
-    return judge_queued(now, Deadline(None), until=store_now() + timedelta(seconds=1))
+    judge_queued as if the materialize step had seen every span, again until a run has nothing left it can judge
+    (a backfill's later chunks). Returns the first run's summary, "services" and the counts summed over the runs."""
+    out = judge_queued(now, Deadline(None), until=store_now() + timedelta(seconds=1))
+    while out["deferred"] and not out["errors"]:
+        more = judge_queued(now, Deadline(None))
+        if not more["services"]:
+            break
+        out["services"] += more["services"]
+        _add(out["incidents"], more["incidents"])
+        out["deferred"], out["errors"] = more["deferred"], more["errors"]
+    return out
 
 
 def _materialized(work: JudgeWork, dirty_hours: list[datetime]) -> bool:

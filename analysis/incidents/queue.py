@@ -159,6 +159,20 @@ def judgement(project_id: int, service: str, start: datetime, end: datetime,
     return Judgement(judged_until, int(minutes), _no_baseline(project_id, service, start, end))
 
 
+def unjudged_services(project_id: int, start: datetime, end: datetime) -> dict[str, datetime]:
+    """service -> the first minute of [start, end) with traffic not judged yet, for the project's services that have
+    one (queued, or ingested and not queued yet): what the Incidents page says is not judged."""
+    mark = JobWatermark.objects.filter(name=JUDGE).values_list("at", flat=True).first()
+    rows = client.query_rows(_sql("unjudged_services"), parameters={
+        "project_id": project_id, "start": utc_naive(start), "end": utc_naive(end),
+        "since": utc_naive(mark or datetime(EPOCH_YEAR, 1, 1, tzinfo=timezone.utc))})
+    out = {service: _aware(first) for service, first in rows}
+    for work in JudgeWork.objects.filter(project_id=project_id, start__lt=end, end__gt=start):
+        first = max(work.start, start)
+        out[work.service] = min(out.get(work.service, first), first)
+    return out
+
+
 def _no_baseline(project_id: int, service: str, start: datetime, end: datetime) -> dict:
     """{"minutes": judged minutes of the window without a baseline, "reason", "stretches": [{"start", "end",
     "minutes"}]}, stretches clipped to the window."""

@@ -18,7 +18,8 @@ def incidents(request, page):
     rows = reads.project_list(page.project.pk, f.start, f.end, service=service)
     return page.render("dashboard/incidents.html", {
         "rows": [incidents_.row(i, now) for i in rows], "service": service, "limit": reads.LIST_LIMIT,
-        "open_count": sum(i.end is None for i in rows), "all_services": f.query(service="")})
+        "open_count": sum(i.end is None for i in rows), "all_services": f.query(service=""),
+        "unjudged": incidents_.unjudged(page.project.pk, f.start, f.end, service)})
 
 
 @require_GET

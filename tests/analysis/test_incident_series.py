@@ -144,15 +144,30 @@ def test_the_minutes_that_close_a_blip_can_start_the_next_incident():
     assert found.incidents[0].own == ("t_post", "total")
 
 
-def test_an_open_incident_is_reported_once_it_has_lasted_the_minimum():
-    """Three off minutes at the end of the series may be a blip to be: not reported until the stretch has lasted
-    incident_min_minutes, then ongoing from its onset."""
+def test_an_open_incident_is_reported_once_it_has_lasted_its_persistence():
+    """Off minutes at the end of the series: reported, ongoing from its onset, once incident_open_minutes of them
+    (3: stored within about 4 minutes of the onset), not before."""
     def series(off_minutes):
         return [point(i, t_post=3000.0, total=4000.0) if i >= 40 else point(i) for i in range(40 + off_minutes)]
-    assert TH.incident_persist_minutes < TH.incident_min_minutes
-    assert run(series(TH.incident_min_minutes - 1)).incidents == []
-    [ongoing] = run(series(TH.incident_min_minutes)).incidents
+    assert TH.incident_open_minutes == TH.incident_persist_minutes < TH.incident_min_minutes
+    assert run(series(TH.incident_open_minutes - 1)).incidents == []
+    [ongoing] = run(series(TH.incident_open_minutes)).incidents
     assert (ongoing.start, ongoing.end) == (T0 + 40 * MINUTE, None)
+
+
+def test_an_open_incident_of_a_service_gone_silent_closes_with_its_last_minute_of_traffic():
+    """Off from minute 40, then nothing at all after minute 52: closed at 53 (the end of the last minute with
+    traffic) once incident_silence_minutes (10) have passed without an attempt, with the reason; not before."""
+    series = [point(i, t_post=3000.0, total=4000.0) if i >= 40 else point(i) for i in range(53)]
+    [still] = run(series, end=T0 + 62 * MINUTE).incidents  # 9 silent minutes: still open
+    assert still.end is None
+    [closed] = run(series, end=T0 + 63 * MINUTE).incidents
+    assert (closed.start, closed.end, closed.end_reason) == (T0 + 40 * MINUTE, T0 + 53 * MINUTE, "silence")
+    # traffic coming back after the silence is judged with nothing open: still slow, a new incident
+    back = series + [point(i, t_post=3000.0, total=4000.0) for i in range(70, 80)]
+    first, second = run(back, end=T0 + 80 * MINUTE).incidents
+    assert (first.end, first.end_reason, second.start, second.end) == (T0 + 53 * MINUTE, "silence", T0 + 70 * MINUTE,
+                                                                        None)
 
 
 def test_the_previous_days_hour_is_the_baseline_when_it_has_traffic():

@@ -148,3 +148,37 @@ def test_incident_pages_route_picker_is_the_incidents_services(ann_client, store
     incident = stored["closed"]
     body = ann_client.get(f"/incidents/{incident.pk}/", {"project": "alpha", "service": "search"}).content.decode()
     assert '<option value="/v1/chat/completions"' in body
+
+
+def test_a_merged_incidents_page_redirects_to_the_survivor_and_a_retired_one_says_what_happened(ann_client, stored):
+    from analysis.models import RetiredIncident
+    alpha = stored["closed"].project
+    merged = RetiredIncident.objects.create(id=stored["beta"].pk + 100, project=alpha, service="alpha-svc",
+                                            start=f.BASE, verdict="queue_backlog", reason="merged",
+                                            merged_into=stored["closed"].pk, message="merged")
+    response = ann_client.get(f"/incidents/{merged.pk}/", {"project": "alpha"})
+    assert response.status_code == 301
+    assert response["Location"] == f"/incidents/{stored['closed'].pk}/?project=alpha"
+    gone = RetiredIncident.objects.create(id=stored["beta"].pk + 101, project=alpha, service="alpha-svc",
+                                          start=f.BASE, verdict="queue_backlog", reason="not_found",
+                                          message="no longer found when its minutes were judged again")
+    response = ann_client.get(f"/incidents/{gone.pk}/", {"project": "alpha"})
+    body = response.content.decode()
+    assert response.status_code == 410 and 'id="incident-gone"' in body
+    assert "no longer found when its minutes were judged again" in body and "<nav" in body  # the site's navigation
+    never = ann_client.get("/incidents/999999/", {"project": "alpha"})
+    assert never.status_code == 404 and "No incident 999999 in alpha" in never.content.decode()
+    assert "<nav" in never.content.decode()
+
+
+def test_the_list_says_which_services_are_not_judged_yet(ann_client, stored):
+    """The stored traffic was ingested and never judged: the list says so rather than 'no incident'; once the
+    incidents step has judged it, it does not."""
+    from datetime import datetime, timezone
+
+    from analysis.incidents.jobs import judge_all
+    body = ann_client.get("/incidents/", {"project": "alpha", **WINDOW, "service": "alpha-svc"}).content.decode()
+    assert 'id="not-judged"' in body and "alpha-svc" in body
+    judge_all(datetime.now(timezone.utc))
+    body = ann_client.get("/incidents/", {"project": "alpha", **WINDOW, "service": "alpha-svc"}).content.decode()
+    assert 'id="not-judged"' not in body

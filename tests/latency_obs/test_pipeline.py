@@ -20,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("eager")  # the alerts' deliveries are trie
 SVC = "llm-gateway"
 NOW = f.BASE + timedelta(minutes=15, seconds=20)  # the minute ending at 10:15: the recent window 10:00-10:15
 WINDOW = (f.BASE, f.BASE + timedelta(minutes=15))
-STEPS = ["materialize", "diagnose", "incidents", "budgets", "alert_rules"]
+STEPS = ["materialize", "incidents", "diagnose", "budgets", "alert_rules"]
 
 
 @pytest.fixture
