@@ -347,14 +347,27 @@ def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     (every node is evaluated, not only those on the path), tenant outliers, noisy neighbours and a low success
     rate. recommendations: the seed fixes for the verdict (none for healthy), plus tenant isolation when a
     tenant stands out. A walk that ends at "healthy" without healthy_supported() gives "insufficient_data", with
-    "missing": what to send (first in its recommendations); evidence whose measures are all unknown gives it too.
+    "missing": what to send (first in its recommendations); evidence whose measures are all unknown gives it too,
+    and so does a window with fewer runs than thresholds.min_runs ("4 runs; a verdict needs 30" first in
+    "missing"; the path and the findings stay, as observations). "sample": {"runs", "needed"}.
     """
     verdict, path = walk(evidence, thresholds)
     steps = {node.name: evaluate(node, evidence, thresholds) for node in FLOWCHART}
     gaps = []
     if verdict == "healthy" and not healthy_supported(evidence, steps, thresholds):
         verdict, gaps = INSUFFICIENT, missing(evidence, steps)
+    runs = evidence.retries.runs
+    # never confident on a handful: path and findings stay, as observations. (Hand-made evidence without requests
+    # says nothing of its runs: a real window has requests, else it is unknown_service.)
+    if evidence.requests and (runs or 0) < thresholds.min_runs:
+        verdict, gaps = INSUFFICIENT, [sample_text(runs, thresholds.min_runs)] + gaps
     tenants = tenant_findings(evidence.buckets, evidence.tenants, evidence.noisy_neighbours, thresholds)
     findings = cause_findings(verdict, steps) + tenants + reliability_findings(evidence.success_rate, thresholds)
     return {"verdict": verdict, "findings": findings, "path": path, "missing": gaps,
+            "sample": {"runs": runs, "needed": thresholds.min_runs},
             "recommendations": data_fixes(gaps) + recommend(verdict, tenant_findings=tenants, why=because(path))}
+
+
+def sample_text(runs: int, needed: int) -> str:
+    """ "4 runs; a verdict needs 30": why a window with too few runs gets no verdict."""
+    return f"{runs} run{'' if runs == 1 else 's'}; a verdict needs {needed}"

@@ -78,6 +78,9 @@ class JudgeWork(models.Model):
     start = models.DateTimeField(help_text="the first minute with traffic not yet judged")
     end = models.DateTimeField(help_text="the end of the last such minute")
     queued_at = models.DateTimeField(help_text="the run that queued it first; it keeps its place while it waits")
+    ingested_until = models.DateTimeField(null=True, blank=True,
+                                          help_text="its newest span's ingested_at: its hours are judged once "
+                                                    "materialized after it")
     version = models.PositiveIntegerField(default=0)
     failures = models.PositiveIntegerField(default=0, help_text="judging it raised this many times in a row")
 

@@ -87,6 +87,8 @@ class Thresholds:
     # minute with traffic (detection.detect; README "Incidents"). A batch job or a crashed gateway stops sending
     # while slow, and "open" for ever would say it still is.
     incident_silence_minutes: int = 10
+    # A verdict needs this many runs in the window, else insufficient_data (ANALYSIS_MIN_RUNS sets it).
+    min_runs: int = 30
 
 
 DEFAULT = Thresholds()
@@ -143,7 +145,7 @@ def configured() -> Thresholds:
     values, problems = validate(getattr(settings, "ANALYSIS_THRESHOLDS", None) or {})
     if problems:
         raise ImproperlyConfigured("; ".join(message for _, message in problems))
-    return replace(DEFAULT, **values)
+    return replace(DEFAULT, **{"min_runs": getattr(settings, "ANALYSIS_MIN_RUNS", DEFAULT.min_runs), **values})
 
 
 def check_settings(app_configs=None, **kwargs) -> list[checks.Error]:

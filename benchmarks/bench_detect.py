@@ -41,7 +41,7 @@ def main() -> int:
     from tests.live import UpProcess
 
     with tempfile.TemporaryDirectory(prefix="bench-detect-") as data_dir:
-        up = UpProcess(Path(data_dir), LOG_LEVEL="WARNING")
+        up = UpProcess(Path(data_dir), LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
         up.manage("migrate", "--noinput")
         key = up.manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
         up.start(timeout=120)
@@ -76,6 +76,11 @@ def burst(up, key: str, services: int, minutes: int, timeout: float) -> None:
     found = score(up.url, key, cases, start, end)
     print(f"  recall {found.recall:.0%} ({found.found}/{found.injected}), false {len(found.false)}, median onset error "
           f"{found.median_onset_s:.0f} s, verdicts right {found.verdicts_right:.0%}")
+    for item in found.false + found.wrong_verdicts:
+        print(f"    {item}")
+    if os.environ.get("KEEP"):
+        print(f"  the data dir is kept: {up.data_dir}; press Enter to stop")
+        input()
 
 
 def live(up, key: str, services: int, timeout: float) -> None:

@@ -63,4 +63,6 @@ def run(now: datetime) -> dict:
             out["steps"][name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
             out["failed"].append(name)
         out["seconds"][name] = round(time.monotonic() - began, 3)
+    log.info("minute pipeline at %s: %s", out["now"], ", ".join(
+        f"{name} {seconds:.1f} s ({out['steps'][name].get('deferred', 0)} left)" for name, seconds in out["seconds"].items()))
     return out

@@ -22,7 +22,8 @@ def free_port() -> int:
 class UpProcess:
     def __init__(self, data_dir: Path, **env):
         self.data_dir = Path(data_dir)
-        self.env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CLICKHOUSE_URL", "PYTEST_XDIST_WORKER")}
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("DATABASE_URL", "CLICKHOUSE_URL", "PYTEST_XDIST_WORKER", "ANALYSIS_MIN_RUNS")}
         self.env.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", LATENCY_OBS_DATA_DIR=str(self.data_dir),
                         CLICKHOUSE_RETENTION_DAYS="3650", **env)
         self.port = free_port()

@@ -13,6 +13,9 @@ os.environ.setdefault("CLICKHOUSE_RETENTION_DAYS", "3650")  # factories use fixe
 os.environ.setdefault("INGEST_SPOOL_FSYNC", "0")
 os.environ.setdefault("WEBHOOK_ALLOW_LOOPBACK", "1")  # the webhook tests receive on 127.0.0.1
 os.environ.setdefault("WEBHOOK_BACKOFF_BASE_MS", "10")  # retries in tests wait milliseconds
+# most tests send a few requests to prove one rule; the sample guard's own tests (and `up` in a subprocess,
+# tests/live.py) use the product's default of 30
+os.environ.setdefault("ANALYSIS_MIN_RUNS", "1")
 
 from latency_obs.settings import *  # noqa: E402,F401,F403
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from django.conf import settings
 
 from analysis import queries
-from analysis.diagnosis import cause_findings, reliability_findings, tenant_findings
+from analysis.diagnosis import INSUFFICIENT, cause_findings, reliability_findings, tenant_findings
 from analysis.errors import AnalysisError
 from analysis.evidence import collect
 from analysis.incidents import causes as causes_
@@ -58,6 +58,8 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
         ranked = causes_.causes(*_sums(windows, narrow, baseline.window), steps) or ranked
     flowchart, path = compare.walk(steps)
     verdict = ranked[0]["code"] if ranked else flowchart
+    if (incident.retries.runs or 0) < thresholds.min_runs:  # never confident on a handful: causes stay as observations
+        verdict = INSUFFICIENT
     return {"verdict": verdict, "causes": ranked, "scope": _named_first(where, "route", route) if route else where,
             "path": path,
             **_advice(verdict, flowchart, steps, incident, where[0] if narrow else None, thresholds,

@@ -29,6 +29,9 @@ LOOKBACK = timedelta(minutes=30)
 ALIGN = timedelta(minutes=10)  # stretch starts are rounded down to this, so services share their batched reads
 CHUNK = timedelta(hours=6)  # queued minutes judged per unit at most: a backfill of days goes in steps
 MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its onset
+# TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends: a materialization is taken to
+# hold the spans stamped this long before it began (as analysis/freshness.py does)
+OVERLAP = timedelta(seconds=2)
 # services whose series one read returns (Series): planning is ~55 ms of a service's ~250 ms read, and a batch
 # read ahead for services the step's budget then leaves for the next minute is wasted
 BATCH = 8
@@ -154,9 +157,11 @@ def judge_queued(now: datetime, deadline: Deadline | None = None, until: datetim
     dirty: dict[int, list[datetime]] = {}
     for project_id, hour in DirtyHour.objects.values_list("project_id", "hour"):
         dirty.setdefault(project_id, []).append(hour)
+    versions = {project_id: queue.materialized_after(project_id, min(hours), max(hours) + HOUR)
+                for project_id, hours in dirty.items()}
     queues: dict[int, list] = {}
     for work in JudgeWork.objects.filter(start__lt=limit).order_by("queued_at", "id"):
-        if _materialized(work, dirty.get(work.project_id, [])):
+        if _materialized(work, dirty.get(work.project_id, []), versions.get(work.project_id, {})):
             stretch = _stretch(work, limit)
             queues.setdefault(work.project_id, []).append(("work", work, stretch))
     waiting = set(JudgeWork.objects.values_list("project_id", "service"))
@@ -207,10 +212,17 @@ def judge_all(now: datetime) -> dict:
     return out
 
 
-def _materialized(work: JudgeWork, dirty_hours: list[datetime]) -> bool:
-    """Whether the hours of the work's stretch are materialized: none of them waits in the materialize queue."""
+def _materialized(work: JudgeWork, dirty_hours: list[datetime], versions: dict[datetime, datetime]) -> bool:
+    """Whether the hours of the work's stretch are materialized with its spans: none of them waits in the materialize
+    queue, or it waits for other services' spans, having been materialized after this service's newest one (a fleet's
+    burst keeps its hours queued until its last service is sent; the first services are judged meanwhile)."""
     first = _hour(work.start - LOOKBACK)
-    return not any(first <= hour < work.end for hour in dirty_hours)
+    for hour in dirty_hours:
+        if first <= hour < work.end:
+            at = versions.get(hour)
+            if at is None or work.ingested_until is None or at - OVERLAP < work.ingested_until:
+                return False
+    return True
 
 
 def _stretch(work: JudgeWork, limit: datetime) -> tuple[datetime, datetime]:

@@ -54,7 +54,8 @@ def queue_work(now: datetime, until: datetime | None = None) -> int:
             return 0
         rows = client.query_rows(_sql("judge_minutes"), parameters={"since": utc_naive(mark.at),
                                                                        "until": utc_naive(until)})
-        found = {(int(p), s): (_aware(first), _aware(end)) for p, s, first, end in rows if len(s) <= MAX_SERVICE_LENGTH}
+        found = {(int(p), s): (_aware(first), _aware(end), _aware(at)) for p, s, first, end, at in rows
+                 if len(s) <= MAX_SERVICE_LENGTH}
         known = set(Project.objects.filter(pk__in={p for p, _ in found}).values_list("pk", flat=True))
         found = {key: value for key, value in found.items() if key[0] in known}
         _widen(found, now)
@@ -63,7 +64,7 @@ def queue_work(now: datetime, until: datetime | None = None) -> int:
     return len(found)
 
 
-def _widen(found: dict[tuple[int, str], tuple[datetime, datetime]], now: datetime) -> None:
+def _widen(found: dict[tuple[int, str], tuple[datetime, datetime, datetime]], now: datetime) -> None:
     """Create the queued rows of `found`, or widen those already queued to cover their new minutes too."""
     keys = list(found)
     for at in range(0, len(keys), CHUNK):
@@ -72,15 +73,24 @@ def _widen(found: dict[tuple[int, str], tuple[datetime, datetime]], now: datetim
             project_id__in={p for p, _ in part}, service__in={s for _, s in part})}
         new, changed = [], []
         for key in part:
-            first, end = found[key]
+            first, end, ingested = found[key]
             row = stored.get(key)
             if row is None:
-                new.append(JudgeWork(project_id=key[0], service=key[1], start=first, end=end, queued_at=now))
-            elif first < row.start or end > row.end:
+                new.append(JudgeWork(project_id=key[0], service=key[1], start=first, end=end, queued_at=now,
+                                     ingested_until=ingested))
+            else:  # new spans: widened, and judged again once materialized after them
                 row.start, row.end, row.version = min(row.start, first), max(row.end, end), row.version + 1
+                row.ingested_until = max(row.ingested_until or ingested, ingested)
                 changed.append(row)
         JudgeWork.objects.bulk_create(new, batch_size=CHUNK)
-        JudgeWork.objects.bulk_update(changed, ["start", "end", "version"], batch_size=CHUNK)
+        JudgeWork.objects.bulk_update(changed, ["start", "end", "version", "ingested_until"], batch_size=CHUNK)
+
+
+def materialized_after(project_id: int, start: datetime, end: datetime) -> dict[datetime, datetime]:
+    """hour -> when its buckets were last materialized, for the project's hours in [start, end)."""
+    rows = client.query_rows(_sql("materialized_versions"), parameters={
+        "project_id": project_id, "start": utc_naive(start), "end": utc_naive(end)})
+    return {_aware(hour): _aware(at) for hour, at in rows}
 
 
 def done(work: JudgeWork, upto: datetime) -> None:

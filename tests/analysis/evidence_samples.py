@@ -53,7 +53,7 @@ HEALTHY = {
     "churn": {"windows": 20, "spearman_ttft_p95": 0.12, "slope": 0.01, "new_connections_per_success": 0.03},
     "tenants": [tail("alice", 1200, 250.0, 320.0, 6800.0, 8000.0), tail("bob", 1200, 262.0, 330.0, 7000.0, 8200.0)],
     "noisy_neighbours": [],
-    "retries": {"t_retry": bucket(0.0, 0.0), "rate": 0.006, "runs_with_retries_share": 0.006,
+    "retries": {"t_retry": bucket(0.0, 0.0), "runs": 2400, "attempts": 2414, "rate": 0.006, "runs_with_retries_share": 0.006,
                 "causes": {"timeout": 14}, "spearman_retries_queue_depth": None, "wasted_tokens": 3100},
     "success_rate": 0.998,
     "successful_runs_per_hour": 7185.6,
@@ -98,7 +98,8 @@ def retry_amplification(**changes) -> Evidence:
     return evidence(dict(buckets__t_queue=bucket(400.0, 4800.0),
                          dominance__t_queue={"p50_share": 0.1, "p95_share": 0.4},
                          gap_fraction=gap(0.05, 500.0, **{"gpu-0": 0.05}),
-                         retries={"t_retry": bucket(2000.0, 9000.0), "rate": 0.30, "runs_with_retries_share": 0.22,
+                         retries={"t_retry": bucket(2000.0, 9000.0), "runs": 2400, "attempts": 3120, "rate": 0.30,
+                                  "runs_with_retries_share": 0.22,
                                   "causes": {"timeout": 490, "server_error": 10}, "spearman_retries_queue_depth": 0.89,
                                   "wasted_tokens": 410000},
                          success_rate=0.97), changes)

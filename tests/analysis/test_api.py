@@ -3,6 +3,8 @@
 The evidence collector (written against ClickHouse elsewhere) is the one thing stubbed: it returns canned
 evidence for service "chat" and no requests for any other service, and records what it was asked.
 """
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -44,7 +46,8 @@ def test_read_key_gets_the_diagnosis_of_its_project(client, alpha, calls):
 
 def test_response_shape_is_the_contract(client, alpha, calls):
     body = get(client, alpha[1]).json()
-    assert set(body) == {"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"}
+    assert set(body) == {"verdict", "findings", "path", "missing", "sample", "recommendations", "evidence",
+                         "coverage"}
     assert set(body["path"][0]) == {"node", "question", "value", "threshold", "answer", "text"}
     assert body["path"][0]["text"] == "t_queue p95 43.6 s is above 1 s → yes"
     assert body["recommendations"] and all(set(r) == {"text", "why", "source"} for r in body["recommendations"])
@@ -159,3 +162,23 @@ def test_unknown_service_is_not_found(client, alpha, calls):
 
 def test_only_get_is_allowed(client, alpha, calls):
     assert client.post(URL, WINDOW, headers={"Authorization": f"Bearer {alpha[1]}"}).status_code == 405
+
+
+def test_a_handful_of_real_runs_is_insufficient_data_at_the_products_default(client, alpha, ingest, settings):
+    """2 runs of 2 attempts each (a failed try and its retry), sent through ingest: the API says insufficient_data
+    with "2 runs; a verdict needs 30" (ANALYSIS_MIN_RUNS, the product's default; the test settings lower it)."""
+    from analysis.materialize import materialize
+    from tests import factories as f
+    settings.ANALYSIS_MIN_RUNS = 30
+    project, key = alpha
+    spans = []
+    for run in ("r1", "r2"):
+        for attempt in (1, 2):
+            spans.append(f.attempt(t_queue_ms=9000.0, attributes={"llm.run.id": run, "llm.attempt": attempt},
+                                   start_ns=f.BASE_NS + (len(spans) + 1) * 60_000 * f.MS))
+    ingest(key, f.request(*spans, service="tiny"))
+    materialize(project.pk, f.BASE, f.BASE + timedelta(hours=1))
+    body = client.get(URL, {"service": "tiny", "start": "2026-01-05T10:00:00Z", "end": "2026-01-05T11:00:00Z"},
+                      headers={"Authorization": f"Bearer {key}"}).json()
+    assert body["verdict"] == "insufficient_data"
+    assert body["missing"][0] == "2 runs; a verdict needs 30" and body["sample"] == {"runs": 2, "needed": 30}

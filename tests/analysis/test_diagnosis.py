@@ -238,3 +238,16 @@ def test_a_misspelt_evidence_name_raises_instead_of_reading_unknown():
         evaluate(typo, samples.queue_backlog(), DEFAULT)
     with pytest.raises(AttributeError):  # a bare dict is not evidence either
         diagnose(samples.HEALTHY)
+
+
+def test_a_handful_of_runs_gets_no_verdict_but_keeps_its_observations():
+    """2 runs of a retry storm: insufficient_data, saying why ("2 runs; a verdict needs 30") first, the path and the
+    cause findings still there; 30 runs are enough."""
+    few = samples.retry_amplification(retries__runs=2, retries__attempts=4, requests=4)
+    result = diagnose(few)
+    assert result["verdict"] == "insufficient_data"
+    assert result["missing"][0] == "2 runs; a verdict needs 30" and result["sample"] == {"runs": 2, "needed": 30}
+    assert result["path"] and result["recommendations"][0]["text"] == "2 runs; a verdict needs 30"
+    assert diagnose(samples.retry_amplification(retries__runs=30))["verdict"] == "retry_amplification"
+    assert diagnose(samples.retry_amplification(retries__runs=1, requests=1))["missing"][0] == (
+        "1 run; a verdict needs 30")

@@ -510,3 +510,24 @@ def test_minutes_judged_all_at_once_are_judged_as_one_by_one(monkeypatch):
         assert (quick.judged, quick.no_baseline) == (slow_walk.judged, slow_walk.no_baseline)
         found += len(quick.incidents)
     assert compared > 3000 and found >= 10
+
+
+def test_a_services_minutes_are_judged_while_other_services_keep_their_hour_queued(clickhouse, alpha):
+    """A fleet's burst keeps its hours queued for materializing until its last service is sent: a service whose
+    newest span is older than the hour's last materialization is judged meanwhile, one with a newer span waits."""
+    from analysis.incidents.jobs import judge_queued
+    from analysis.models import DirtyHour, JudgeWork
+    from store import client
+    project, _ = alpha
+    _incident_service(clickhouse, project.id, "early", tag="e")
+    [(materialized,)] = client.query_rows("SELECT max(computed_at) FROM materialized_hours WHERE project_id = "
+                                          "{p:UInt32}", parameters={"p": project.id})
+    materialized = materialized.replace(tzinfo=timezone.utc)
+    now = T0 + 75 * MINUTE
+    JudgeWork.objects.create(project=project, service="early", start=T0, end=T0 + 75 * MINUTE, queued_at=now,
+                             ingested_until=materialized - timedelta(seconds=10))
+    JudgeWork.objects.create(project=project, service="late", start=T0, end=T0 + 75 * MINUTE, queued_at=now,
+                             ingested_until=materialized + timedelta(seconds=10))
+    DirtyHour.objects.create(project=project, hour=T0, queued_at=now)  # another service's spans came since
+    out = judge_queued(now)
+    assert (out["services"], list(JudgeWork.objects.values_list("service", flat=True))) == (1, ["late"])
