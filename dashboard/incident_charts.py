@@ -44,6 +44,19 @@ def timeline(incidents: list, window: tuple[datetime, datetime], now: datetime, 
                   xaxis=time_axis(*window), yaxis={"visible": False, "range": [0, 1]}, showlegend=True)
 
 
+def strip(incidents: list, window: tuple[datetime, datetime], now: datetime) -> dict:
+    """Every service's incidents on one time axis: a row per service, a bar per incident from onset to end (to
+    `now` while open), named by its verdict on hover (the Overview's incidents strip)."""
+    services = sorted({i.service for i in incidents})
+    traces = [{"type": "scatter", "mode": "lines", "x": [_iso(i.start), _iso(i.end or now)],
+               "y": [i.service, i.service], "line": {"width": 12, "color": COLORS["t_queue"] if i.end else "#d62728"},
+               "name": text(f"#{i.pk} {i.verdict}"), "hovertemplate": text(f"#{i.pk} {i.verdict}") + "<extra></extra>",
+               "showlegend": False} for i in incidents]
+    return figure(traces, "Incidents of every service in the range", height=80 + 28 * len(services),
+                  margin={"t": 40, "r": 30, "b": 40, "l": 160}, xaxis=time_axis(*window),
+                  yaxis={"type": "category", "categoryarray": services, "automargin": True})
+
+
 def _level(side: dict, metric: str, level: str):
     holder = side.get("buckets", {}) if metric not in ("ttft", "total") else side
     return (holder.get(metric) or {}).get(level)

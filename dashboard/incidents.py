@@ -13,7 +13,6 @@ from analysis.thresholds import configured
 from dashboard import incident_charts
 from dashboard.charts import COLORS
 from dashboard.filters import now_minute
-from dashboard.verdicts import latest_per_service
 
 SLOWEST = 10  # runs linked from an incident page
 MAX_SERIES = 4  # grown metrics charted per incident
@@ -31,15 +30,6 @@ def bands(page) -> list[dict]:
     """The selected service's incidents in the page's window, as shaded bands for its time axes."""
     f = page.filters
     return incident_charts.bands(reads.in_window(page.project.pk, f.service, f.start, f.end), now_minute())
-
-
-def current_verdicts(project, services: list[dict]) -> list[tuple]:
-    """(service choice, latest stored diagnosis or None, open incident or None) per service, services with an
-    open incident first: a service is called healthy only when nothing of it is open."""
-    names = [s["value"] for s in services]
-    stored, open_ = latest_per_service(project, names), reads.open_by_service(project.pk, names)
-    rows = [(s, stored.get(s["value"]), open_.get(s["value"])) for s in services]
-    return sorted(rows, key=lambda r: r[2] is None)  # stable: busiest first within each group
 
 
 def window_of(incident, now) -> tuple:

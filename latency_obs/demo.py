@@ -52,10 +52,11 @@ def banner(url: str, grpc_url: str) -> str:
     )
 
 
-def load_demo(url: str, out):
-    """Start the demo traffic into the demo project (background threads); returns the stop event."""
+def load_demo(url: str, grpc_url: str, out):
+    """Start the demo traffic into the demo project (background threads); returns the stop event. The login, the
+    key and the exporter set-ups are printed again once the hour is loaded: by then they have scrolled away."""
     from simulator import demo
 
     _, _, key = ensure_demo_login()
     out.write("demo: sending an hour of simulated traffic to project 'demo', then a live trickle…")
-    return demo.start(f"{url}v1/traces", key, out)
+    return demo.start(f"{url}v1/traces", key, out, ready=lambda: out.write("demo: ready." + banner(url, grpc_url)))

@@ -4,6 +4,7 @@ Embedded mode (no variables set): data in ./var, ClickHouse through chDB in ./va
 Django DB in SQLite, Celery in-process. Production sets CLICKHOUSE_URL, DATABASE_URL and
 CELERY_BROKER_URL (see README and docker/).
 """
+import os
 import secrets
 from pathlib import Path
 
@@ -184,8 +185,14 @@ ANALYSIS_MIN_RUNS = env_int("ANALYSIS_MIN_RUNS", 30, minimum=1, maximum=1_000_00
 DASHBOARD_PICKER_LIMIT = env_int("DASHBOARD_PICKER_LIMIT", 50, minimum=1, maximum=1000)
 DASHBOARD_TABLE_ROWS = env_int("DASHBOARD_TABLE_ROWS", 100, minimum=1, maximum=1000)
 
-# Where people open the dashboard: links in Slack messages, webhooks and weekly reviews start with it.
-PUBLIC_BASE_URL = env_url("PUBLIC_BASE_URL", "http://127.0.0.1:8000", ("http", "https"))
+# Where people open the dashboard: links in Slack messages, webhooks and weekly reviews start with it. Unset, it is
+# the address `up` serves on this data dir (it writes UP_URL_FILE at start), so commands print links to its port.
+UP_URL_FILE = DATA_DIR / "up_url"
+try:
+    _served = UP_URL_FILE.read_text().strip().rstrip("/")
+except OSError:
+    _served = ""
+PUBLIC_BASE_URL = env_url("PUBLIC_BASE_URL", _served or "http://127.0.0.1:8000", ("http", "https"))
 
 # Webhooks (alerts/): https to public addresses only; http:// to loopback receivers when allowed (tests).
 WEBHOOK_ALLOW_LOOPBACK = env_bool("WEBHOOK_ALLOW_LOOPBACK", False)
@@ -260,11 +267,16 @@ SECURE_SSL = env_bool("SECURE_SSL", False)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL
 SECURE_HSTS_SECONDS = 365 * 86_400 if SECURE_SSL else 0
 
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
+# The scheduler's and the worker's INFO lines (a task sent every 5 s, each one received and done) and the minute
+# pipeline's summary drown the login and key `up` prints: WARNING unless LOG_LEVEL is set.
+_JOBS_LEVEL = LOG_LEVEL if "LOG_LEVEL" in os.environ else "WARNING"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))},
-    "loggers": {"waitress.queue": {"level": "ERROR"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"waitress.queue": {"level": "ERROR"}, "celery": {"level": _JOBS_LEVEL},
+                "kombu": {"level": _JOBS_LEVEL}, "latency_obs.pipeline": {"level": _JOBS_LEVEL}},
 }

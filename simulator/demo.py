@@ -18,6 +18,7 @@ from simulator.scenarios import DEMO_SERVICES
 
 log = logging.getLogger(__name__)
 HOUR_S, LIVE_RPS = 3600.0, 0.5
+PROGRESS_S = 20.0  # a progress line this often while the hour loads
 
 
 def fresh_seed() -> int:
@@ -26,13 +27,13 @@ def fresh_seed() -> int:
     return int(time.time()) % 1_000_000 * 100
 
 
-def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
-    """Send the last hour of demo traffic; returns (runs, spans)."""
+def preload(endpoint: str, key: str, stop: threading.Event, base_ns: int, progress=None) -> tuple[int, int]:
+    """Send the hour of demo traffic from base_ns; returns (runs, spans). progress(runs, expected runs, spans) is
+    called every PROGRESS_S seconds."""
     seed = fresh_seed()
-    base_ns = time.time_ns() - int(HOUR_S * 1e9)
     emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=seed)
     metric_exporter = make_metric_exporter(endpoint, key, "http")
-    runs = 0
+    runs, expected, told = 0, sum(s.rps for s, _ in DEMO_SERVICES.values()) * HOUR_S, time.monotonic()
     for service, (scenario, incidents) in DEMO_SERVICES.items():
         specs = [parse_incident(text) for text in incidents]
         engine = EngineMetrics(scenario, service, base_ns, 0.0, HOUR_S)  # the engine's metrics of the hour too
@@ -42,31 +43,48 @@ def preload(endpoint: str, key: str, stop: threading.Event) -> tuple[int, int]:
             engine.observe(run)
             emitter.emit(run, cap=scenario.cap)
             runs += 1
+            if progress is not None and time.monotonic() - told >= PROGRESS_S:
+                told = time.monotonic()
+                progress(runs, expected, emitter.processor.exported)
         engine.export(metric_exporter)
     return runs, emitter.close()[0]
 
 
-def _trickle(endpoint: str, key: str, service: str, stop: threading.Event) -> None:
+def _trickle(endpoint: str, key: str, service: str, stop: threading.Event, base_ns: int) -> None:
+    """The service's live traffic from base_ns (the end of the preloaded hour): the minutes the preload took are
+    sent at once, at the trickle's rate, so the charts have no hole, then it goes on in real time."""
     base = DEMO_SERVICES[service][0]
     scenario = base.at_rps(min(LIVE_RPS, base.rps))  # the service's own base: llm-70b stays slow
     seed = fresh_seed() + 50  # the preload uses fresh_seed() of the same start
-    emitter = Emitter(make_exporter(endpoint, key, "http"), time.time_ns(), seed=seed + zlib.crc32(service.encode()) % 1000)
+    emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=seed + zlib.crc32(service.encode()) % 1000)
     run_simulation(emitter, scenario, 30 * 86400.0, seed, service, live=True, stop=stop)
     emitter.close()
 
 
-def start(endpoint: str, key: str, out) -> threading.Event:
-    """Preload, then keep a live trickle per service, in background threads; set the event to stop."""
+def start(endpoint: str, key: str, out, ready=None) -> threading.Event:
+    """Preload (a progress line every PROGRESS_S), then keep a live trickle per service from where the hour ended,
+    in background threads; ready() is called once the hour is loaded. Set the event to stop."""
     stop = threading.Event()
+    end_ns = time.time_ns()  # the preloaded hour ends here, and the trickle goes on from here
+
+    def progress(runs: int, expected: float, spans: int) -> None:
+        share = min(runs / expected, 0.99)
+        left = (time.monotonic() - began) / share * (1 - share) if share else 0
+        out.write(f"demo: {spans:,} spans sent, {share:.0%} of the hour, about {left / 60:.0f} min left\n")
+        out.flush()
 
     def main():
-        began = time.monotonic()
-        runs, spans = preload(endpoint, key, stop)
+        runs, spans = preload(endpoint, key, stop, end_ns - int(HOUR_S * 1e9), progress)
         out.write(f"demo: loaded an hour of traffic ({runs} requests, {spans} spans) in {time.monotonic() - began:.0f}s\n")
+        if ready is not None:
+            ready()
         out.flush()
-        threads = [threading.Thread(target=_trickle, args=(endpoint, key, s, stop), daemon=True) for s in DEMO_SERVICES]
+        threads = [threading.Thread(target=_trickle, args=(endpoint, key, s, stop, end_ns), daemon=True)
+                   for s in DEMO_SERVICES]
         for t in threads:
             t.start()
+
+    began = time.monotonic()
 
     threading.Thread(target=main, name="demo-traffic", daemon=True).start()
     return stop

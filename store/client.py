@@ -40,11 +40,22 @@ class EmbeddedStoreBusy(ClickHouseError):
     def __init__(self, path: str):
         holder = _read_holder(path)
         who = f"process {holder}" if holder else "another process"
+        served = _served_url()
+        ask = (f"ask the running product instead: {served}api/v1/diagnosis?service=...&start=...&end=... (or "
+               f"{served}api/v1/incidents), with a read key" if served else "talk to it over its HTTP API while it runs")
         super().__init__(
             "store_busy",
             f"The embedded ClickHouse store at {path} is held by {who} (chDB allows one process per "
-            f"data directory). Stop it first, or talk to it over its HTTP API while it runs.",
+            f"data directory). Stop it first, or {ask}.",
         )
+
+
+def _served_url() -> str:
+    """The address `up` wrote when it started on this data dir ("" when none)."""
+    try:
+        return Path(settings.UP_URL_FILE).read_text().strip()
+    except (OSError, AttributeError):
+        return ""
 
 
 def is_embedded() -> bool:

@@ -3,7 +3,8 @@ from django.views.decorators.http import require_GET
 
 from analysis import queries
 from analysis.stats import series_width_ms
-from dashboard import charts, incidents
+from dashboard import charts, incidents, status
+from dashboard.filters import now_minute
 from dashboard.access import page
 from dashboard.incident_charts import with_bands
 from store.concurrent import gather
@@ -26,7 +27,8 @@ def overview(request, page):
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
     return page.render("dashboard/overview.html", {
-        "totals": totals, "summary": summary, "verdicts": incidents.current_verdicts(page.project, page.busiest),
+        "totals": totals, "summary": summary,
+        "status": status.overview(page.project, page.busiest, f.start, f.end, now_minute()),
         "top_n": settings.ANALYSIS_TOP_N,
         "charts": with_bands([
             ("stack-p50", charts.stacked_buckets(rows, "p50", "Bucket p50 per route (ms)")),

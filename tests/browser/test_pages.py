@@ -142,7 +142,7 @@ def test_run_detail_opens_from_the_runs_list(browser):
 def test_overview_verdict_opens_the_stored_diagnosis(browser):
     browser.get("/")
     browser.wait_for_charts()
-    browser.driver.find_element(By.CSS_SELECTOR, f"#verdicts a.verdict.{VERDICT}").click()
+    browser.driver.find_element(By.CSS_SELECTOR, f"#service-status a.verdict.{VERDICT}").click()
     browser.wait(lambda d: "window=" in d.current_url, "the verdict link did not open the diagnosis")
     assert parse_qs(urlparse(browser.driver.current_url).query)["window"] == [str(browser.site.diagnosis.pk)]
     check_page(browser, "diagnosis-stored", "Diagnosis", 0)

@@ -113,7 +113,7 @@ def test_overview_puts_open_incidents_first_and_never_calls_them_healthy(ann_cli
     opened = f.incident(alpha, "alpha-svc", start=f.BASE + 5 * MIN, open_=True, verdict="admission_gap")
     response = ann_client.get("/", {"project": "alpha", **WINDOW})
     body = response.content.decode()
-    rows = table(body, "verdicts").rows
+    rows = table(body, "service-status").rows
     assert rows[0][0][1] == "alpha-svc" and rows[0][1][1] == "incident open: admission_gap"
     assert ">healthy</a>" not in body and f"/incidents/{opened.pk}/" in body
     band = next(s for s in chart(response, "ttft")["layout"]["shapes"] if s.get("legendgroup") == "incident")
@@ -182,3 +182,30 @@ def test_the_list_says_which_services_are_not_judged_yet(ann_client, stored):
     judge_all(datetime.now(timezone.utc))
     body = ann_client.get("/incidents/", {"project": "alpha", **WINDOW, "service": "alpha-svc"}).content.decode()
     assert 'id="not-judged"' not in body
+
+
+def test_overview_lists_the_ranges_incidents_and_violated_budgets_and_puts_them_before_any_verdict(ann_client,
+                                                                                                   stored):
+    """An incident closed within the range still gives its service the status "incident in range" (never its
+    healthy verdict); a budget over its limit in its latest evaluated window is listed and gives its service the
+    status "budget violated"."""
+    from budgets.models import Budget, BudgetViolation
+    alpha = stored["closed"].project
+    for service in ("alpha-svc", "search"):
+        WindowDiagnosis.objects.create(project=alpha, service=service, start=START, end=END, verdict="healthy",
+                                       result={"verdict": "healthy", "path": []})
+    stored["open"].delete()
+    budget = Budget.objects.create(project=alpha, service="search", total_ms=2500, evaluated_until=END)
+    BudgetViolation.objects.create(budget=budget, start=END - 15 * MIN, end=END, stage="total", percentile=95,
+                                   measured_ms=8685.0, target_ms=2500.0, over_ms=6185.0, requests=300)
+    response = ann_client.get("/", {"project": "alpha", **WINDOW})
+    body = response.content.decode()
+    rows = {r[0][1]: r[1][1] for r in table(body, "service-status").rows}
+    assert rows["alpha-svc"] == "incident in range: queue_backlog" and rows["search"] == "budget violated"
+    assert ">healthy</a>" not in body
+    listed = body[body.index('id="incidents-in-range"'):body.index('id="budgets-violated"')]
+    assert f"/incidents/{stored['closed'].pk}/" in listed and f"/incidents/{stored['older'].pk}/" in listed
+    assert "queue_backlog 82%" in listed  # top cause with its share
+    violated = body[body.index('id="budgets-violated"'):]
+    assert "total p95 8.69 s of 2.5 s" in violated
+    assert chart(response, "incident-strip")["data"][0]["y"] == ["alpha-svc", "alpha-svc"]

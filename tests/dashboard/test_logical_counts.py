@@ -45,11 +45,12 @@ def test_the_overview_counts_each_attempt_once_and_labels_its_windows(sent_twice
     alpha, _ = sent_twice
     stored = jobs.diagnose_window(alpha.pk, SVC, START, END)
     body = ann_client.get("/", {"project": "alpha", **WINDOW}).content.decode()
-    assert f"requests in window<b>{ATTEMPTS}</b>" in body
+    assert f"attempts in window<b>{ATTEMPTS}</b>" in body
     assert "Window 2026-01-05 09:55 – 2026-01-05 11:00 UTC" in body  # the card says which window it counts
     # the verdict's row counts its own diagnosed window, not the page's
     assert f"window={stored.pk}" in body
-    assert f'<td class="num">{ATTEMPTS}</td>' in body and ">requests diagnosed<" in body
+    runs = stored.result["evidence"]["retries"]["runs"]  # the diagnosed window's runs, named as runs
+    assert f'<td class="num">{runs}</td>' in body and ">runs diagnosed<" in body
     assert f'"requests": {ATTEMPTS}' in ann_client.get("/api/v1/diagnosis", {
         "project": "alpha", "service": SVC, **WINDOW}).content.decode()
 

@@ -5,6 +5,7 @@ writer and Celery's worker and beat all run here as threads. Ctrl-C (or SIGTERM)
 order and drains the spool; a restart keeps the data.
 """
 import logging
+import os
 import signal
 
 from django.conf import settings
@@ -50,8 +51,9 @@ class Command(BaseCommand):
         grpc_server.start()
         celery.start()
         url = f"http://{host}:{web.effective_port}/"
+        _announce(url)
         self.stdout.write(f"latency_obs is up: {url}  (OTLP/HTTP {url}v1/traces, OTLP/gRPC {host}:{grpc_bound})")
-        demo_stop = load_demo(url, self.stdout) if demo else None
+        demo_stop = load_demo(url, f"http://{host}:{grpc_bound}", self.stdout) if demo else None
         if demo:
             self.stdout.write(banner(url, f"http://{host}:{grpc_bound}"))
         self.stdout.flush()
@@ -90,6 +92,14 @@ def _listen(host: str, port: int, grpc_port: int, threads: int):
         grpc_server.stop(None)
         raise port_error("web", host, port, exc) from None
     return grpc_server, grpc_bound, web
+
+
+def _announce(url: str) -> None:
+    """Links printed by commands (and by this process) use the port served here when PUBLIC_BASE_URL is unset:
+    settings read settings.UP_URL_FILE, and a command refused while `up` holds the store names this URL."""
+    settings.UP_URL_FILE.write_text(url)
+    if "PUBLIC_BASE_URL" not in os.environ:
+        settings.PUBLIC_BASE_URL = url.rstrip("/")
 
 
 def _raise_interrupt(signum, frame):
