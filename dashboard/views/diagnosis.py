@@ -38,10 +38,12 @@ def diagnosis(request, page):
     drawing = flowchart.layout(result["path"] if result else [], result["verdict"] if result else None)
     steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, step["node"])}
              for step in (result or {}).get("path", [])]
-    recent = (WindowDiagnosis.objects.filter(project=page.project, service=f.service)
-              .only("start", "end", "verdict").order_by("-end")[:24])
+    recent = list(WindowDiagnosis.objects.filter(project=page.project, service=f.service, start__lt=f.end,
+                                                 end__gt=f.start).only("start", "end", "verdict").order_by("-end")[:24])
+    verdict = (result or {}).get("verdict")
     return page.render("dashboard/diagnosis.html", {
         "result": result, "error": error, "stored": stored, "drawing": drawing, "steps": steps, "recent": recent,
+        "differing": [w for w in recent if w.verdict != verdict], "guarded": _guarded(result),
         "evidence": (result or {}).get("evidence", {}), "timeline": incidents_.timeline(page),
     })
 
@@ -60,6 +62,12 @@ def live(project_id: int, f, stamp: str) -> tuple[dict | None, str | None]:
         if stamp:
             cache.set(key, result, LIVE_CACHE_SECONDS)
     return result, None
+
+
+def _guarded(result: dict | None) -> bool:
+    """Whether the verdict is insufficient_data for too few runs (the sample guard), not for what the spans lack."""
+    sample = (result or {}).get("sample") or {}
+    return bool(sample) and sample["runs"] < sample["needed"]
 
 
 def links(f, node: str) -> list[tuple[str, str]]:

@@ -242,3 +242,26 @@ def test_logging_out_then_opening_a_page_asks_to_log_in(browser):
     browser.wait(lambda d: urlparse(d.current_url).path == "/login/", "a logged-out user saw a page")
     assert parse_qs(urlparse(browser.driver.current_url).query)["next"] == ["/connections/"]
     assert browser.driver.find_elements(By.NAME, "password")
+
+
+def test_the_diagnosis_answers_first_within_900_px_at_1440_by_900(browser):
+    """The verdict, the path with its values and the fixes start within the first 900 px of a 1440 x 900 window;
+    the flowchart and the evidence come after them."""
+    browser.driver.set_window_size(1440, 900)
+    try:
+        browser.get(f"/diagnosis/?window={browser.site.diagnosis.pk}")
+        browser.wait(lambda d: d.find_elements(By.ID, "fixes"), "the diagnosis page did not load")
+        tops = {name: browser.js(f"return document.getElementById('{name}').getBoundingClientRect().top + "
+                                 "window.scrollY") for name in ("verdict", "path", "fixes", "flowchart")}
+        assert max(tops["verdict"], tops["path"], tops["fixes"]) < 900, tops
+        assert tops["flowchart"] > tops["path"], tops
+        browser.screenshot("diagnosis-1440x900")
+    finally:
+        browser.driver.set_window_size(1400, 1000)
+
+
+def test_the_overview_lists_the_ranges_incidents_and_budgets(browser):
+    browser.get("/")
+    browser.wait(lambda d: d.find_elements(By.ID, "service-status"), "the overview did not load")
+    for name in ("incidents-in-range", "budgets-violated", "service-status"):
+        assert browser.driver.find_element(By.ID, name).is_displayed(), name

@@ -80,7 +80,7 @@ def test_overview_stacks_the_busiest_routes_and_pools_the_rest(ann_client, crowd
     queue = trace(chart(response, "stack-p50"), "t_queue")
     assert len(queue["x"]) == 21 and queue["x"][-1] == "others (480 routes)"
     assert queue["y"][-1] == 100.0  # every attempt queued 100 ms
-    assert len(table(response.content.decode(), "verdicts").rows) == 50  # the busiest services only
+    assert len(table(response.content.decode(), "service-status").rows) == 50  # the busiest services only
 
 
 def test_tenants_table_holds_the_top_rows_and_one_others_row(ann_client, crowd, settings):

@@ -20,11 +20,11 @@ def _attempts(n: int, first_ns: int) -> list:
 
 
 def _counts(client, ann_client, key, window: dict) -> tuple:
-    """(the diagnosis API's requests, the Overview's requests in window, the diagnosis page's requests)."""
+    """(the diagnosis API's requests, the Overview's attempts in window, the diagnosis page's attempts)."""
     api = client.get("/api/v1/diagnosis", {"service": SVC, **window}, HTTP_AUTHORIZATION=f"Bearer {key}").json()
     overview = ann_client.get("/", {"project": "alpha", "range": "15m"}).content.decode()
     page = ann_client.get("/diagnosis/", {"project": "alpha", "service": SVC, "range": "15m"}).content.decode()
-    return api["evidence"]["requests"], _stat(overview, "requests in window"), _stat(page, "requests")
+    return api["evidence"]["requests"], _stat(overview, "attempts in window"), _stat(page, "attempts")
 
 
 def _stat(body: str, label: str) -> int:
