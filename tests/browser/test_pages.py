@@ -60,10 +60,10 @@ def test_page_draws_its_charts_without_console_errors(browser, link_text):
 
 
 def overview(browser):
-    """The simulated service has its stored verdict, and the request count is every attempt sent."""
-    row = browser.driver.find_element(By.XPATH, f"//table[@id='verdicts']//tr[td[1]='{SERVICE}']")
+    """The simulated service has its stored verdict as its status, and the attempt count is every attempt sent."""
+    row = browser.driver.find_element(By.XPATH, f"//table[@id='service-status']//tr[td[1]='{SERVICE}']")
     assert row.find_element(By.CSS_SELECTOR, "a.verdict").text == VERDICT
-    requests = browser.driver.find_element(By.XPATH, "//span[@class='stat'][starts-with(., 'requests')]/b").text
+    requests = browser.driver.find_element(By.XPATH, "//span[@class='stat'][starts-with(., 'attempts')]/b").text
     assert int(requests) == browser.site.attempts
 
 
@@ -178,7 +178,7 @@ def test_hostile_filters_render_as_text(browser):
     assert charts == 5
     heading = browser.driver.find_element(By.CSS_SELECTOR, "h1 small").text
     assert HOSTILE_ROUTE in heading and f"tenant {HOSTILE_TENANT}" in heading
-    requests = browser.driver.find_element(By.XPATH, "//span[@class='stat'][starts-with(., 'requests')]/b").text
+    requests = browser.driver.find_element(By.XPATH, "//span[@class='stat'][starts-with(., 'attempts')]/b").text
     assert int(requests) == HOSTILE_SPANS  # only the hostile spans carry both values
     assert browser.console_errors() == []
     assert browser.js(INJECTED) == ["undefined", 0]
