@@ -16,7 +16,7 @@ from django.db.models import Q
 from alerts.models import AlertRule, AlertState
 from analysis import evidence, queries, stats
 from analysis.incidents import headlines
-from analysis.models import Incident, WindowDiagnosis
+from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.windows import iso
 from budgets import evaluation as budget_evaluation
 from budgets.models import BudgetViolation
@@ -252,8 +252,15 @@ class IncidentKind(Kind):
     def summary(self, rule, key, event, *, value, requests, start, end):
         incident = Incident.objects.filter(pk=int(key)).select_related("project").first() if key.isdigit() else None
         if incident is None:
+            retired = RetiredIncident.objects.filter(pk=int(key)).first() if key.isdigit() else None
+            if retired is not None and retired.merged_into is not None:  # its link redirects to the survivor
+                return {"title": f"[RESOLVED] {rule.name} {rule.service}: incident {key} merged into incident "
+                                 f"{retired.merged_into}", "verdict": retired.verdict, "numbers": {},
+                        "url": headlines.incident_url_of(retired.merged_into, rule.project.name), "context":
+                        retired.message}
             return {"title": f"[RESOLVED] {rule.name} {rule.service}: incident {key} no longer detected",
-                    "verdict": "", "numbers": {}, "url": "", "context": "re-detection on late spans removed it"}
+                    "verdict": "", "numbers": {}, "url": "",
+                    "context": retired.message if retired else "re-detection on late spans removed it"}
         opened = event == "alert.firing"
         state = "OPEN" if opened else "RESOLVED"
         return {

@@ -1,11 +1,15 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from ingest import views as ingest_views
 from latency_obs import login, views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    # browsers ask for /favicon.ico whatever the page says (admin pages, a JSON answer opened in a tab)
+    path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
     path("v1/traces", ingest_views.traces, name="otlp-traces"),
     path("v1/metrics", ingest_views.metrics, name="otlp-metrics"),
     path("api/v1/ingest/status", ingest_views.status, name="ingest-status"),

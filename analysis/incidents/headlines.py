@@ -94,6 +94,11 @@ def incident_path(incident_id: int, project_name: str) -> str:
     return reverse("incident", args=[incident_id]) + "?" + urlencode({"project": project_name})
 
 
+def incident_url_of(incident_id: int, project_name: str) -> str:
+    """The absolute address of incident `incident_id`'s page (a retired id's redirects), on PUBLIC_BASE_URL."""
+    return getattr(settings, "PUBLIC_BASE_URL", "").rstrip("/") + incident_path(incident_id, project_name)
+
+
 def incident_url(incident, project_name: str | None = None, base: str | None = None) -> str:
     """The incident page's absolute address, on `base` (default PUBLIC_BASE_URL); project_name spares reading
     the incident's project."""

@@ -154,3 +154,19 @@ def test_rule_validation(alpha):
     rule.verdicts = " queue_backlog , network_overhead"
     rule.clean()
     assert rule.verdict_list() == ["queue_backlog", "network_overhead"]
+
+
+def test_incident_merged_by_redetection_resolves_naming_the_one_it_joined(alpha, json_hook, receiver, ev):
+    from analysis.models import RetiredIncident
+    rule = _rule(alpha[0], [json_hook])
+    merged = f.incident(alpha[0], SVC, start=f.BASE, open_=True)
+    survivor = f.incident(alpha[0], SVC, start=f.BASE - 3 * MIN, open_=True)
+    key = str(merged.pk)
+    ev(rule, f.BASE + MIN)
+    RetiredIncident.objects.create(id=merged.pk, project=alpha[0], service=SVC, start=merged.start,
+                                   verdict=merged.verdict, reason="merged", merged_into=survivor.pk,
+                                   message=f"merged into incident #{survivor.pk}")
+    merged.delete()
+    assert ev(rule, f.BASE + 2 * MIN)[key] == "ok"
+    titles = [t for _, t in _events(receiver)]
+    assert f"[RESOLVED] incidents chat: incident {key} merged into incident {survivor.pk}" in titles

@@ -265,3 +265,18 @@ def test_the_overview_lists_the_ranges_incidents_and_budgets(browser):
     browser.wait(lambda d: d.find_elements(By.ID, "service-status"), "the overview did not load")
     for name in ("incidents-in-range", "budgets-violated", "service-status"):
         assert browser.driver.find_element(By.ID, name).is_displayed(), name
+
+
+def test_the_bar_holds_every_link_and_log_out_on_one_row_at_1440(browser):
+    browser.driver.set_window_size(1440, 900)
+    try:
+        browser.get("/")
+        browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "header.top nav a"), "the overview did not load")
+        brand, logout = (browser.driver.find_element(By.CSS_SELECTOR, css).rect
+                         for css in ("header.top .brand", "header.top form button"))
+        assert abs((logout["y"] + logout["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 10, (brand, logout)
+        icon = browser.js("return document.querySelector('link[rel=icon]').href")
+        assert icon.endswith("favicon.svg")
+        assert browser.js(f"return fetch('{icon}').then(r => r.status)") == 200
+    finally:
+        browser.driver.set_window_size(1400, 1000)
