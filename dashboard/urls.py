@@ -1,7 +1,7 @@
 from django.urls import path
 
 from dashboard.views import budgets, connections, diagnosis, engine, incidents, keys, overview, prompts, reviews, runs
-from dashboard.views import scheduler, tenants, webhooks
+from dashboard.views import alert_rules, scheduler, tenants, webhooks
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -18,6 +18,7 @@ urlpatterns = [
     path("keys/", keys.keys, name="keys"),
     path("budgets/", budgets.budgets, name="budgets"),
     path("webhooks/", webhooks.webhooks, name="webhooks"),
+    path("alerts/", alert_rules.alert_rules, name="alert-rules"),
     path("reviews/", reviews.reviews, name="reviews"),
     path("reviews/<str:week>/", reviews.review, name="review"),
 ]
