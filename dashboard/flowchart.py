@@ -173,21 +173,29 @@ def _geometry() -> tuple[dict, dict, dict, list]:
     return x, top, width, routes
 
 
+LABEL_LINE = 13  # px between two edge labels on one side of a box
+
+
 def layout(path: list[dict], verdict: str | None) -> dict:
     """Boxes and edges of the flowchart, highlighting `path`; with verdict None nothing is highlighted."""
     steps = {step["node"]: step for step in path} if verdict is not None else {}
     x, top, width, routes = _geometry()
-    edges = []
-    for src, dst, label, points in routes:
+    edges, beside = [], {}  # beside: (src, side) -> labels already set on that side of that box
+    for src, dst, label, points in sorted(routes, key=lambda r: abs(r[3][0][0] - x[r[0]]), reverse=True):
         answer = steps.get(src, {}).get("answer")  # yes takes the yes edge; no and unknown take the no edge
         on_path = answer is not None and (label == "yes/no" or (answer == "yes") == (label == "yes"))
         if dst in (INSUFFICIENT, "healthy"):  # the same answers lead to both: the verdict says which was taken
             on_path = answer is not None and dst == verdict
         # The label sits beside the start stub, on the outer side: left of the left edge, right of the right one.
+        # TRICKY: a box with three ways out (yes, no, not measured) has two stubs on one side, whose labels would
+        # overlap ("not measyesd"): the inner one's label goes a line lower, under the outer one's.
         (sx, sy), side = points[0], -1 if points[0][0] < x[src] else 1
+        rank = beside.get((src, side), 0)
+        beside[(src, side)] = rank + 1
         edges.append({"from": src, "to": dst, "label": label, "on_path": on_path,
                       "points": " ".join(f"{round(px)},{round(py)}" for px, py in points),
-                      "label_x": round(sx + side * (7 + 3.7 * len(label))), "label_y": round(sy + STUB / 2)})
+                      "label_x": round(sx + side * (7 + 3.7 * len(label))),
+                      "label_y": round(sy + STUB / 2 + LABEL_LINE * rank)})
     boxes = []
     for v in sorted((v for v in width if width[v]), key=lambda v: (top[v], x[v])):
         on_path = v in steps or v == verdict

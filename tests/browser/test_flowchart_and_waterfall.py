@@ -137,3 +137,21 @@ def test_retried_run_waterfall_bars_are_one_row_tall_and_the_failed_attempt_has_
     assert "failed: timeout" in wide.js("return document.querySelector('#waterfall-plot .barlayer').textContent")
     assert wide.console_errors() == []
     wide.screenshot("waterfall-retried-run")
+
+
+# The drawn box of every edge label of the flowchart: [text, left, top, right, bottom].
+LABEL_BOXES = """
+return Array.from(document.querySelectorAll('#flowchart text.edge-label')).map(t => {
+  const r = t.getBoundingClientRect(); return [t.textContent.trim(), r.left, r.top, r.right, r.bottom]; });
+"""
+
+
+def test_no_two_flowchart_edge_labels_overlap(wide):
+    """A box with three ways out (yes, no, not measured) drew two labels on one spot ("not measyesd")."""
+    wide.get(f"/diagnosis/?project=waterfall-lab&service={SERVICE}")
+    wide.wait(lambda d: d.execute_script("return !!document.getElementById('flowchart')"), "no flowchart drawn")
+    boxes = wide.js(LABEL_BOXES)
+    assert any(text == "not measured" for text, *_ in boxes)
+    overlapping = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                   if a[1] < b[3] - 1 and b[1] < a[3] - 1 and a[2] < b[4] - 1 and b[2] < a[4] - 1]
+    assert overlapping == [], overlapping
