@@ -30,7 +30,7 @@ def fmt(value, unit: str = "") -> str:
 
 
 def duration(ms: float) -> str:
-    """Milliseconds as ms, s or min with a sensible precision: 0.4 ms, 37 ms, 1.25 s, 25.7 s, 3.5 min."""
+    """Milliseconds as ms, s, min or h with a sensible precision: 0.4 ms, 37 ms, 1.25 s, 25.7 s, 3.5 min, 2.4 h."""
     size = abs(ms)
     if size < 10:
         return f"{_number(ms, 1)} ms"
@@ -40,7 +40,9 @@ def duration(ms: float) -> str:
         return f"{_number(ms / 1000, 2)} s"
     if size < 120_000:
         return f"{_number(ms / 1000, 1)} s"
-    return f"{_number(ms / 60_000, 1)} min"
+    if size < 7_200_000:
+        return f"{_number(ms / 60_000, 1)} min"
+    return f"{_number(ms / 3_600_000, 1)} h"
 
 
 def ratio(value, baseline) -> str:

@@ -24,3 +24,17 @@ def ms(value) -> str:
     if value is None:
         return "–"
     return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.1f}"
+
+
+@register.filter
+def short_id(value, length: int = 24) -> str:
+    """A long id by its distinguishing end: run ids share their prefix ("run-78724300-chat-gateway-…"), so
+    "…-gateway-000412" tells ten runs apart where a cut-off start would not (the full id goes in a title)."""
+    text = str(value)
+    return text if len(text) <= length else "…" + text[-(length - 1):]
+
+
+@register.filter
+def seconds(value) -> str:
+    """A duration in seconds as users read it (analysis.wording.duration): 1502.3 -> "25.0 min"; None -> "–"."""
+    return "–" if value is None else wording.duration(value * 1000)

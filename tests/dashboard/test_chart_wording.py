@@ -17,3 +17,10 @@ def test_stacked_bucket_hover_shows_durations_in_their_unit():
     spec = charts.stacked_buckets([{"label": "/v1/chat", "buckets": buckets}], "p95", "by route")
     hover = {t["name"]: t["customdata"] for t in spec["data"]}
     assert hover["t_queue"] == ["25 min"] and hover["t_post"] == ["12 ms"]
+
+
+def test_durations_read_in_the_largest_sensible_unit():
+    from analysis.wording import duration
+    # 1502.3 s of backlog is 25 minutes; 2.4 h of it is hours, not 144 min
+    assert (duration(1502.3 * 1000), duration(2.4 * 3_600_000), duration(45995.97), duration(119_000)) == (
+        "25 min", "2.4 h", "46 s", "119 s")

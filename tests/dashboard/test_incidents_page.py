@@ -209,3 +209,12 @@ def test_overview_lists_the_ranges_incidents_and_violated_budgets_and_puts_them_
     violated = body[body.index('id="budgets-violated"'):]
     assert "total p95 8.69 s of 2.5 s" in violated
     assert chart(response, "incident-strip")["data"][0]["y"] == ["alpha-svc", "alpha-svc"]
+
+
+def test_run_ids_show_their_distinguishing_end_with_the_full_id_on_hover():
+    from django.template import Context, Template
+    ids = [f"run-78724300-chat-gateway-{k:06d}" for k in (412, 413)]
+    rendered = [Template("{% load dashboard %}{{ i|short_id }}").render(Context({"i": i})) for i in ids]
+    assert len(set(rendered)) == 2  # a cut-off start read the same for both
+    assert all(len(r) == 24 and r.startswith("…") and r.endswith(i[-6:]) for r, i in zip(rendered, ids))
+    assert Template("{% load dashboard %}{{ i|short_id }}").render(Context({"i": "run-1"})) == "run-1"

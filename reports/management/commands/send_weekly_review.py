@@ -2,6 +2,7 @@ from datetime import datetime, timezone
 
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.wording import fmt
 from projects.models import Project
 from reports import sending, weeks
 
@@ -27,5 +28,6 @@ class Command(BaseCommand):
                           f"{review.end:%Y-%m-%d %H:%M} UTC")
         for s in review.data["services"]:
             p95 = s["percentiles"]["ttft"]["p95"]
-            self.stdout.write(f"  {s['service']}: {s['requests']['this']} requests, TTFT p95 {p95['this']} ms "
-                              f"(last week {p95['last']})")
+            last = f"last week {fmt(p95['last'], 'ms')}" if p95["last"] is not None else "no data last week"
+            self.stdout.write(f"  {s['service']}: {s['requests']['this']} requests, TTFT p95 {fmt(p95['this'], 'ms')} "
+                              f"({last})")
