@@ -64,7 +64,7 @@ def test_command_stores_and_a_second_run_replaces(weeks, capsys):
     call_command("send_weekly_review", project="alpha", week=WEEK2)
     first = WeeklyReview.objects.get(project=weeks, week=WEEK2)
     assert first.start == datetime(2026, 1, 12, tzinfo=timezone.utc)
-    assert "alpha-svc: 10 requests, TTFT p95 695.5 ms (last week 310" in capsys.readouterr().out
+    assert "alpha-svc: 10 requests, TTFT p95 696 ms (last week 310 ms)" in capsys.readouterr().out  # 695.5 as read
     first.data = {"stale": True}
     first.save()
     call_command("send_weekly_review", project="alpha", week=WEEK2)
