@@ -298,8 +298,12 @@ def engine_panels(minutes: list, ttft: list[dict], window) -> dict:
                              "name": f"{instance} {label}", "x": [m.minute.isoformat() for m in mine],
                              "y": [None if v is None else round(v * scale, 3) for v in values],
                              "xaxis": "x", "yaxis": axis, "legendgroup": instance})
+    # TRICKY: a line per instance and signal makes a long legend: beside the plot, it never covers the title or a
+    # panel (a row above the plot did, with ~20 entries)
     return figure(data, "The engine's metrics per instance, over TTFT p95", xaxis=time_axis(*window),
-                  height=180 * rows, hovermode="x unified", **layout)
+                  height=180 * rows, hovermode="x unified", margin={"r": 220, "t": 50},
+                  legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top",
+                          "font": {"size": 11}}, **layout)
 
 
 def engine_queue_chart(minutes: list, window) -> dict:

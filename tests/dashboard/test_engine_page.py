@@ -38,7 +38,7 @@ def engine_metrics(traffic, members):
 def test_the_page_draws_each_instance_over_ttft(engine_metrics, ann_client):
     html = ann_client.get("/engine/", WINDOW).content.decode()
     assert text_of(html, "instances") == "2" and text_of(html, "sources") == "vllm"
-    assert text_of(html, "kv") == "0.97" and text_of(html, "gpu") == "not measured"
+    assert text_of(html, "kv") == "97%" and text_of(html, "gpu") == "not measured"
     figure = spec(html, "engine-panels")
     names = [trace["name"] for trace in figure["data"]]
     assert names[0] == "TTFT p95 (traces)" and "gpu-a KV cache" in names and "gpu-b waiting" in names
