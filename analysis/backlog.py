@@ -32,6 +32,7 @@ WATERMARK_OVERLAP = timedelta(minutes=2)
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 HOUR = timedelta(hours=1)
 PAGE = 50  # units read from the DB at a time for one project
+STARVED = timedelta(minutes=2)  # a dirty hour queued this long ago goes before the newest (dirty_hour_queues)
 MATERIALIZE, DIAGNOSE = "materialize", "diagnose"  # the steps' JobWatermark names
 MAX_SERVICE_LENGTH = PendingDiagnosis._meta.get_field("service").max_length
 
@@ -51,10 +52,18 @@ def queue_dirty_hours(now: datetime) -> int:
     return len(found)
 
 
-def dirty_hour_queues() -> list[Iterator[DirtyHour]]:
-    """One queue per project with dirty hours, newest hour first (the recent window's buckets matter most);
-    projects in the order of their oldest queued hour."""
-    return [_paged(DirtyHour.objects.filter(project_id=p), "-hour") for p in _projects_by_wait(DirtyHour.objects)]
+def dirty_hour_queues(now: datetime | None = None) -> list[Iterator[DirtyHour]]:
+    """One queue per project with dirty hours, newest hour first (the recent window's buckets matter most), except
+    that hours queued STARVED or longer before `now` come first, longest waiting first; projects in the order of
+    their oldest queued hour.
+    TRICKY: a burst keeps its newest hour dirty every minute, and one busy hour fills the step's budget: newest first
+    alone left the burst's earlier hours (and the incidents judged on them) waiting until the burst ended."""
+    def queue(project_id: int) -> Iterator[DirtyHour]:
+        rows = DirtyHour.objects.filter(project_id=project_id)
+        waited = list(rows.filter(queued_at__lte=now - STARVED).order_by("queued_at", "-hour")) if now else []
+        yield from waited
+        yield from (row for row in _paged(rows, "-hour") if row not in waited)
+    return [queue(p) for p in _projects_by_wait(DirtyHour.objects)]
 
 
 def queue_new_services(now: datetime, start: datetime) -> int:

@@ -38,7 +38,7 @@ def materialize_since_watermark(now: datetime, deadline: Deadline | None = None)
         return "materialized"
 
     deadline = deadline or Deadline(None)
-    tally = run_in_turns(backlog.dirty_hour_queues(), unit, deadline, "materialize")
+    tally = run_in_turns(backlog.dirty_hour_queues(now), unit, deadline, "materialize")
     settled = run_in_turns(by_project(aggregates.settled_hours(now)), aggregates.aggregate_queued, deadline, "aggregate")
     return {"hours": tally.done, "rows": rows, "projects": sorted(projects), "found": found,
             "deferred": DirtyHour.objects.count(), "aggregated": settled.done,

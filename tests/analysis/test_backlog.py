@@ -116,3 +116,18 @@ def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monk
     assert sum(jobs.diagnose_active(start, end)["verdicts"].values()) == 3
     assert sorted(read) == [["a", "b"], ["c"]]
     assert {d.service: d.result for d in WindowDiagnosis.objects.filter(project=project)} == batched
+
+
+def test_an_hour_waiting_behind_a_busy_newest_hour_gets_its_turn(alpha, ingest, clickhouse):
+    """A burst keeps its newest hour dirty every minute and one hour fills the budget: an older hour queued two
+    minutes or more ago goes first, so it is not left until the burst ends."""
+    from analysis.backlog import dirty_hour_queues
+    from analysis.models import DirtyHour
+    project, _ = alpha
+    DirtyHour.objects.create(project=project, hour=f.BASE, queued_at=NOW - timedelta(minutes=3))
+    DirtyHour.objects.create(project=project, hour=f.BASE + H, queued_at=NOW - timedelta(minutes=3))
+    DirtyHour.objects.create(project=project, hour=f.BASE + 2 * H, queued_at=NOW)  # re-dirtied this minute
+    [queue] = dirty_hour_queues(NOW)
+    assert [d.hour for d in queue] == [f.BASE + H, f.BASE, f.BASE + 2 * H]
+    [queue] = dirty_hour_queues(NOW - timedelta(minutes=2))  # none has waited yet: newest first
+    assert [d.hour for d in queue] == [f.BASE + 2 * H, f.BASE + H, f.BASE]
