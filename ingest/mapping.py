@@ -139,6 +139,15 @@ def _event(name: str) -> str:
     return f"nullIf(times[indexOf(names, {_q(name)})], 0)"
 
 
+# A GenAI client span's time to its first chunk, in seconds: the OTel GenAI attribute, and OpenLIT's name for it
+# (OpenLIT 1.44 sets gen_ai.server.time_to_first_token, with gen_ai.request.stream, on a streamed call's span)
+GENAI_TTFT = ("gen_ai.response.time_to_first_chunk", "gen_ai.server.time_to_first_token")
+
+
+def _genai_ttft() -> str:
+    return " OR ".join(_has(k) for k in GENAI_TTFT)
+
+
 def _after_start(seconds_key: str) -> str:
     """span start + a duration attribute in seconds (vLLM, GenAI), in ns; NULL when absent or not sane.
 
@@ -198,7 +207,7 @@ def _form() -> str:
         f"AND ({_has('gen_ai.provider.name')} OR {_has('gen_ai.system')})"
     )
     return (
-        f"multiIf({native}, 'native', {vllm}, 'vllm', {_has('gen_ai.response.time_to_first_chunk')}, 'genai', "
+        f"multiIf({native}, 'native', {vllm}, 'vllm', {_genai_ttft()}, 'genai', "
         f"{openllmetry}, 'openllmetry', {openinference}, 'openinference', {genai_call}, 'genai', '')"
     )
 
@@ -223,13 +232,13 @@ def _instants() -> dict[str, str]:
         "first_token_ns": (
             f"multiIf(form = 'native', {_event('first_token')}, "
             f"form = 'vllm', {_after_start('gen_ai.latency.time_to_first_token')}, "
-            f"form = 'genai', {_after_start('gen_ai.response.time_to_first_chunk')}, "
+            f"form = 'genai', coalesce({', '.join(_after_start(k) for k in GENAI_TTFT)}), "
             f"form = 'openllmetry', nullIf(arrayMin({chunk_times}), 0), "
             f"form = 'openinference', {_event(FIRST_TOKEN_EVENT)}, NULL)"
         ),
         "last_token_ns": (
             f"multiIf(form = 'native', {_event('last_token')}, form = 'vllm', {_after_start('gen_ai.latency.e2e')}, "
-            f"form = 'genai' AND {_has('gen_ai.response.time_to_first_chunk')}, end_ns, "
+            f"form = 'genai' AND ({_genai_ttft()}), end_ns, "
             f"form = 'openllmetry', nullIf(arrayMax({chunk_times}), 0), "
             f"form = 'openinference' AND {streamed_openinference}, end_ns, NULL)"
         ),

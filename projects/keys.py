@@ -30,9 +30,15 @@ class KeyError_(AccessError):
 
 
 def bearer_token(header: str | None) -> str:
+    """The key of an `Authorization: Bearer <key>` header; "" without one.
+    TRICKY: OTEL_EXPORTER_OTLP_HEADERS is written Authorization=Bearer%20<key> and the OTel SDKs URL-decode it, but
+    LiteLLM's OTEL_HEADERS passes it on as it is: "Bearer%20<key>" is the same key (keys hold no "%")."""
     if not header:
         return ""
-    scheme, _, token = header.strip().partition(" ")
+    text = header.strip()
+    if text[:9].lower() == "bearer%20":
+        return text[9:].strip()
+    scheme, _, token = text.partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
 

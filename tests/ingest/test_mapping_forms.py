@@ -210,3 +210,18 @@ def test_a_bucket_whose_instants_are_missing_is_null_not_zero(alpha, ingest):
     # no first_token: t_first_token and t_stream NULL (and ttft); 20; 915 - 900 -> 15; total 915
     assert buckets(row) == (20, 0, None, None, 15)
     assert (row["ttft_ms"], row["total_ms"]) == (None, 915)
+
+
+def test_openlits_server_time_to_first_token_is_the_genai_first_chunk(alpha, ingest):
+    """OpenLIT 1.44 names a streamed call's TTFT gen_ai.server.time_to_first_token (seconds), with
+    gen_ai.request.stream: the same instants as time_to_first_chunk, not a span with TTFT ignored."""
+    project, key = alpha
+    s = f.span(name="chat gpt-4o", duration_ms=1300, kind=Span.SPAN_KIND_CLIENT, attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o",
+        "gen_ai.request.stream": True, "gen_ai.server.time_to_first_token": 0.3002,
+        "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 20})
+    ingest(key, f.request(s, service="openlit-app"))
+    [row] = attempts(project.id)
+    # first chunk 300.2 ms after the start -> TTFT 300.2; last = released = end 1300: stream 999.8, post 0
+    assert row["form"] == "genai"
+    assert buckets(row) + (round(row["ttft_ms"], 1),) == (None, None, None, 999.8, 0, 300.2)

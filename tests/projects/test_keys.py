@@ -78,3 +78,11 @@ def test_authorize_names_why_a_header_is_refused(db, header, reason):
 
 def test_bearer_token_reads_only_the_bearer_scheme():
     assert (bearer_token("Bearer abc"), bearer_token("Token abc"), bearer_token(None)) == ("abc", "", "")
+
+
+def test_a_url_encoded_space_after_bearer_is_the_same_key(project):
+    """LiteLLM's OTEL_HEADERS=Authorization=Bearer%20<key> reaches us undecoded: it authorizes as the key."""
+    _, raw = ApiKey.issue(project, ["ingest"])
+    assert bearer_token(f"Bearer%20{raw}") == bearer_token(f"bearer%20{raw}") == raw
+    assert authorize(f"Bearer%20{raw}", "ingest").project_id == project.pk
+    assert bearer_token("Bearer%20") == "" and bearer_token("Bearerx%20abc") == ""
