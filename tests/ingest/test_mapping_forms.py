@@ -225,3 +225,19 @@ def test_openlits_server_time_to_first_token_is_the_genai_first_chunk(alpha, ing
     # first chunk 300.2 ms after the start -> TTFT 300.2; last = released = end 1300: stream 999.8, post 0
     assert row["form"] == "genai"
     assert buckets(row) + (round(row["ttft_ms"], 1),) == (None, None, None, 999.8, 0, 300.2)
+
+
+def test_an_internal_span_with_only_a_model_name_is_not_an_attempt(alpha, ingest):
+    """LiteLLM's proxy sets gen_ai.request.model on INTERNAL `route …` and fastapi.dependencies spans around its
+    call: those are not attempts; the call (CLIENT) is, and so is an INTERNAL span the native form marks."""
+    project, key = alpha
+    call = f.span(name="litellm_request", duration_ms=1300, kind=Span.SPAN_KIND_CLIENT,
+                  attributes={"gen_ai.request.model": "gpt-4o"})
+    route = f.span(name="route /chat/completions", duration_ms=22, kind=Span.SPAN_KIND_INTERNAL,
+                   attributes={"gen_ai.request.model": "gpt-4o"}, trace_id=call.trace_id, parent=call)
+    marked = f.span(name="my attempt", duration_ms=500, kind=Span.SPAN_KIND_INTERNAL,
+                    attributes={"gen_ai.request.model": "gpt-4o", "llm.attempt": 1})
+    ingest(key, f.request(call, route, marked, service="litellm-proxy"))
+    rows = spans(project.id, "name, role", order="name")
+    assert [tuple(r) if not isinstance(r, dict) else (r["name"], r["role"]) for r in rows] == [
+        ("litellm_request", "attempt"), ("my attempt", "attempt"), ("route /chat/completions", "other")]
