@@ -74,3 +74,10 @@ def not_evaluated(budget_ids, end: datetime) -> set[int]:
     instances that may predate the evaluation."""
     done = Budget.objects.filter(pk__in=budget_ids, evaluated_until__gte=end).values_list("pk", flat=True)
     return set(budget_ids) - set(done)
+
+
+def violated_now(project) -> list[BudgetViolation]:
+    """The project's budget violations of each budget's latest evaluated window (over their limit now), worst
+    first: what the Overview lists and its statuses read."""
+    return list(BudgetViolation.objects.filter(budget__project=project, end=F("budget__evaluated_until"))
+                .select_related("budget").order_by("-over_ms"))

@@ -6,6 +6,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import cached_property, wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -51,6 +52,11 @@ class Page:
     # the page's own reads (routes, coverage) started beside the view's by read_ahead(): name -> (the filters they
     # were read with, their answer to come)
     ahead: dict[str, tuple[filters_.Filters, Future]] = field(default_factory=dict)
+
+    @property
+    def project_query(self) -> str:
+        """"?project=<name>": where a management page's forms post back and redirect to (the same project)."""
+        return "?" + urlencode({"project": self.project.name})
 
     @property
     def route_q(self) -> str:

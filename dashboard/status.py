@@ -7,10 +7,9 @@ its incident or its violated budget. Reads the Django DB only (incidents, violat
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F
-
 from analysis.incidents import headlines, reads
 from analysis.wording import fmt
+from budgets.evaluation import violated_now
 from budgets.models import BudgetViolation
 from dashboard import incident_charts
 from dashboard.verdicts import latest_per_service
@@ -31,14 +30,6 @@ class Status:
     detail: str = ""
 
 
-def violations_now(project) -> list[BudgetViolation]:
-    """The project's budget violations of each budget's latest evaluated window (over their limit now), worst
-    first."""
-    rows = (BudgetViolation.objects.filter(budget__project=project, end=F("budget__evaluated_until"))
-            .select_related("budget").order_by("-over_ms"))
-    return list(rows)
-
-
 def violation_text(v: BudgetViolation) -> str:
     """"total p95 8.69 s of 2.5 s" (stage, percentile, measured vs limit)."""
     return f"{v.stage} p{v.percentile} {fmt(v.measured_ms, 'ms')} of {fmt(v.target_ms, 'ms')}"
@@ -55,7 +46,7 @@ def overview(project, services: list[dict], start: datetime, end: datetime, now:
     rest, busiest first within each), "incidents": [incident_line] of every service in the range (open first, then
     newest), "violations": [(violation, text)], "strip": (id, spec) or None}."""
     found = reads.project_list(project.pk, start, end)
-    violations = violations_now(project)
+    violations = violated_now(project)
     names = list(dict.fromkeys([s["value"] for s in services] + [i.service for i in found]
                                + [v.budget.service for v in violations]))
     stored = latest_per_service(project, names)

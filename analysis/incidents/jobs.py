@@ -160,11 +160,11 @@ def judge_queued(now: datetime, deadline: Deadline | None = None, until: datetim
     versions = {project_id: queue.materialized_after(project_id, min(hours), max(hours) + HOUR)
                 for project_id, hours in dirty.items()}
     queues: dict[int, list] = {}
-    for work in JudgeWork.objects.filter(start__lt=limit).order_by("queued_at", "id"):
-        if _materialized(work, dirty.get(work.project_id, []), versions.get(work.project_id, {})):
-            stretch = _stretch(work, limit)
-            queues.setdefault(work.project_id, []).append(("work", work, stretch))
-    waiting = set(JudgeWork.objects.values_list("project_id", "service"))
+    works = list(JudgeWork.objects.order_by("queued_at", "id"))
+    for work in works:  # the minute in progress waits for its end; hours not materialized with its spans too
+        if work.start < limit and _materialized(work, dirty.get(work.project_id, []), versions.get(work.project_id, {})):
+            queues.setdefault(work.project_id, []).append(("work", work, _stretch(work, limit)))
+    waiting = {(w.project_id, w.service) for w in works}
     for project_id, service in sorted(set(Incident.objects.filter(end__isnull=True).values_list("project_id", "service"))
                                       - waiting):
         queues.setdefault(project_id, []).append(("open", project_id, service))

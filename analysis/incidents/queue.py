@@ -130,25 +130,15 @@ def record_no_baseline(project_id: int, service: str, start: datetime, end: date
 @dataclass(frozen=True)
 class Judgement:
     """What is known of a service's window [start, end): every minute with traffic before `judged_until` is
-    judged; `pending` minutes with traffic are not yet; `no_baseline` judged minutes had none to compare with."""
+    judged; `pending` minutes with traffic are not yet (no incident means none only when it is 0);
+    `no_baseline` judged minutes had none to compare with."""
 
     judged_until: datetime
     pending: int
     no_baseline: dict
 
-    @property
-    def complete(self) -> bool:
-        """Whether the window is judged to its end: only then does no incident mean none."""
-        return self.pending == 0
-
     def json(self) -> dict:
         return {"judged_until": iso(self.judged_until), "pending": self.pending, "no_baseline": self.no_baseline}
-
-    def text(self) -> str:
-        """What an empty list means, in words: "none" only when the window is judged to its end."""
-        if self.complete:
-            return "none"
-        return f"not judged yet after {self.judged_until:%H:%M} UTC ({self.pending} minute(s) with traffic pending)"
 
 
 def judgement(project_id: int, service: str, start: datetime, end: datetime,
@@ -157,12 +147,11 @@ def judgement(project_id: int, service: str, start: datetime, end: datetime,
     traffic comes or not: judged_until stops at now's minute then."""
     now = now or datetime.now(timezone.utc)
     work = JudgeWork.objects.filter(project_id=project_id, service=service).first()
-    mark = JobWatermark.objects.filter(name=JUDGE).values_list("at", flat=True).first()
     far = datetime(EPOCH_YEAR + 1, 1, 1, tzinfo=timezone.utc)
     [(minutes, first)] = client.query_rows(_sql("unjudged_minutes"), parameters={
         "project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end),
         "work_start": utc_naive(work.start if work else far), "work_end": utc_naive(work.end if work else far),
-        "since": utc_naive(mark or datetime(EPOCH_YEAR, 1, 1, tzinfo=timezone.utc))})
+        "since": _judged_mark()})
     limit = min(end, now.replace(second=0, microsecond=0))
     first = _aware(first) if minutes else None
     judged_until = max(start, min(limit, first) if first else limit)
@@ -172,15 +161,19 @@ def judgement(project_id: int, service: str, start: datetime, end: datetime,
 def unjudged_services(project_id: int, start: datetime, end: datetime) -> dict[str, datetime]:
     """service -> the first minute of [start, end) with traffic not judged yet, for the project's services that have
     one (queued, or ingested and not queued yet): what the Incidents page says is not judged."""
-    mark = JobWatermark.objects.filter(name=JUDGE).values_list("at", flat=True).first()
     rows = client.query_rows(_sql("unjudged_services"), parameters={
-        "project_id": project_id, "start": utc_naive(start), "end": utc_naive(end),
-        "since": utc_naive(mark or datetime(EPOCH_YEAR, 1, 1, tzinfo=timezone.utc))})
+        "project_id": project_id, "start": utc_naive(start), "end": utc_naive(end), "since": _judged_mark()})
     out = {service: _aware(first) for service, first in rows}
     for work in JudgeWork.objects.filter(project_id=project_id, start__lt=end, end__gt=start):
         first = max(work.start, start)
         out[work.service] = min(out.get(work.service, first), first)
     return out
+
+
+def _judged_mark() -> datetime:
+    """The step's watermark as a store parameter: spans ingested after it are not queued yet (epoch: none ever)."""
+    mark = JobWatermark.objects.filter(name=JUDGE).values_list("at", flat=True).first()
+    return utc_naive(mark or datetime(EPOCH_YEAR, 1, 1, tzinfo=timezone.utc))
 
 
 def _no_baseline(project_id: int, service: str, start: datetime, end: datetime) -> dict:

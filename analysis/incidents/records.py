@@ -115,11 +115,12 @@ def _claims(stored: list[Incident], found: list[Found], end: datetime) -> dict[i
 
 def _merge(row: Incident, into: Incident, now: datetime) -> None:
     """Retire `row` into `into` (its links redirect there) and note it in `into`'s revisions."""
-    _retire(row, RetiredIncident.MERGED, now, f"merged into incident #{into.pk} when its minutes were judged again",
-            into=into.pk)
     into.revisions = into.revisions + [{"at": iso(now), "what": "merged", "id": row.pk,
                                         "text": f"incident #{row.pk} (from {row.start:%H:%M}) merged into this one "
                                                 f"as more spans arrived"}]
+    # after the revision: deleting the row clears its pk
+    _retire(row, RetiredIncident.MERGED, now, f"merged into incident #{into.pk} when its minutes were judged again",
+            into=into.pk)
     into.save(update_fields=["revisions"])
 
 

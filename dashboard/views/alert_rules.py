@@ -1,8 +1,6 @@
 """Alert rules: list the project's rules with where each stands, create one, edit one (?edit=ID), mute or unmute it,
 delete it, send a test notification to its webhooks. The project comes from ?project= on GET and POST alike, so
 `page` checks membership for both; a rule id of another project answers 404."""
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
@@ -30,10 +28,10 @@ def alert_rules(request, page):
         if form.is_valid():
             rule = form.save()
             messages.success(request, f"Alert rule {rule.name} {'saved' if editing else 'created'}.")
-            return redirect(reverse("alert-rules") + _query(page))
+            return redirect(reverse("alert-rules") + page.project_query)
     rules = page.project.alert_rules.order_by("service", "name").prefetch_related("webhooks", "states")
     return page.render("dashboard/alert_rules.html", {
-        "form": form, "editing": editing, "post_to": _query(page), "rules": rules})
+        "form": form, "editing": editing, "post_to": page.project_query, "rules": rules})
 
 
 def act(request, page, action: str):
@@ -46,7 +44,7 @@ def act(request, page, action: str):
         rule.delete()
         messages.success(request, f"Alert rule {rule.name} deleted.")
     elif action == "test":
-        link = request.build_absolute_uri(reverse("alert-rules") + _query(page))
+        link = request.build_absolute_uri(reverse("alert-rules") + page.project_query)
         sent = [delivery.send_test(hook, link) for hook in rule.webhooks.all()]
         messages.success(request, f"Test notification queued for {len(sent)} webhook(s) of {rule.name}: see "
                                   f"Webhooks for the delivery log." if sent else f"{rule.name} has no webhook.")
@@ -54,7 +52,7 @@ def act(request, page, action: str):
         rule.enabled = action == "unmute"
         rule.save(update_fields=["enabled"])
         messages.success(request, f"Alert rule {rule.name} {action}d.")
-    return redirect(reverse("alert-rules") + _query(page))
+    return redirect(reverse("alert-rules") + page.project_query)
 
 
 def _rule(page, raw: str | None) -> AlertRule | None:
@@ -63,7 +61,3 @@ def _rule(page, raw: str | None) -> AlertRule | None:
     if not raw.isdigit():
         raise Http404("no such alert rule")
     return get_object_or_404(AlertRule, pk=int(raw), project=page.project)
-
-
-def _query(page) -> str:
-    return "?" + urlencode({"project": page.project.name})

@@ -1,8 +1,6 @@
 """Budgets: list the project's budgets with their recent violations; create one (from a preset or custom), edit
 its targets, delete it. The project comes from ?project= on GET and POST alike, so `page` checks membership for
 both; a budget id of another project answers 404."""
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.db import IntegrityError
 from django.http import Http404
@@ -46,7 +44,7 @@ def budgets(request, page):
         else:
             raise Http404("unknown action")
     return page.render("dashboard/budgets.html", {"rows": _rows(page.project, forms["edit"]), "forms": forms,
-                                                  "post_to": _query(page)})
+                                                  "post_to": page.project_query})
 
 
 def _created(form) -> bool:
@@ -84,10 +82,7 @@ def _rows(project, edit_forms: dict) -> list[dict]:
     return rows
 
 
-def _query(page) -> str:
-    return "?" + urlencode({"project": page.project.name})  # forms post back to the same project
-
 
 def _back(page):
     # Post/Redirect/Get: a reload of the list must not post the change again.
-    return redirect(reverse("budgets") + _query(page))
+    return redirect(reverse("budgets") + page.project_query)

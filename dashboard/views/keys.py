@@ -3,8 +3,6 @@
 Any member of the project may manage its keys. The project comes from ?project= on GET and POST alike, so
 `page` checks membership for both; a key id of another project answers 404.
 """
-from urllib.parse import urlencode
-
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -33,7 +31,7 @@ def keys(request, page):
         "form": form, "created": created, "cache_seconds": int(CACHE_SECONDS),
         "keys": page.project.api_keys.order_by("-created_at", "-pk"),
         "otlp_url": request.build_absolute_uri(reverse("otlp-traces")),
-        "post_to": "?" + urlencode({"project": page.project.name}),  # forms post back to the same project
+        "post_to": page.project_query,  # forms post back to the same project
     })
 
 
@@ -45,4 +43,4 @@ def revoke(request, page):
     if key.is_active:  # revoking twice keeps the first date
         key.revoke()
     # Post/Redirect/Get: a reload of the list must not post the revocation again.
-    return redirect(f"{reverse('keys')}?{urlencode({'project': page.project.name})}")
+    return redirect(reverse("keys") + page.project_query)

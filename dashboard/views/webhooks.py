@@ -2,8 +2,6 @@
 response), enable/disable, delete, send a test notification; and the project's delivery log. The project comes
 from ?project= on GET and POST alike, so `page` checks membership for both; a webhook id of another project
 answers 404."""
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
@@ -32,7 +30,7 @@ def webhooks(request, page):
         if form.is_valid():
             created, form = form.save(), WebhookForm(instance=Webhook(project=page.project))
     return page.render("dashboard/webhooks.html", {
-        "form": form, "created": created, "post_to": _query(page),
+        "form": form, "created": created, "post_to": page.project_query,
         "hooks": page.project.webhooks.order_by("name", "pk"),
         "log": Delivery.objects.filter(webhook__project=page.project).select_related("webhook")[:LOG_SIZE],
         "log_size": LOG_SIZE,
@@ -49,15 +47,11 @@ def act(request, page, action: str):
         hook.delete()
         messages.success(request, f"Webhook {hook.name} deleted.")
     elif action == "test":
-        link = request.build_absolute_uri(reverse("diagnosis-page") + _query(page))
+        link = request.build_absolute_uri(reverse("diagnosis-page") + page.project_query)
         delivery.send_test(hook, link)
         messages.success(request, f"Test notification queued for {hook.name}: see the delivery log below.")
     else:
         hook.enabled = action == "enable"
         hook.save(update_fields=["enabled"])
         messages.success(request, f"Webhook {hook.name} {action}d.")
-    return redirect(reverse("webhooks") + _query(page))
-
-
-def _query(page) -> str:
-    return "?" + urlencode({"project": page.project.name})
+    return redirect(reverse("webhooks") + page.project_query)

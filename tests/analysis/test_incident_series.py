@@ -531,3 +531,49 @@ def test_a_services_minutes_are_judged_while_other_services_keep_their_hour_queu
     DirtyHour.objects.create(project=project, hour=T0, queued_at=now)  # another service's spans came since
     out = judge_queued(now)
     assert (out["services"], list(JudgeWork.objects.values_list("service", flat=True))) == (1, ["late"])
+
+
+def test_re_detection_keeps_the_oldest_id_merges_the_others_and_retires_what_it_no_longer_finds(clickhouse, alpha,
+                                                                                                 client):
+    """Stored before: #a from 08:42 (its onset was seen late), #b from 08:47 (a split of the same change), #c from
+    09:10 (where the latency is back at baseline). Judged again on the data: one incident from 08:40 keeps #a's id,
+    its onset revision kept; #b's link redirects to it; #c's answers 410 with what happened."""
+    from analysis.incidents.jobs import detect_service
+    from analysis.models import Incident
+    from tests import factories as f
+    project, key = alpha
+    _incident_service(clickhouse, project.id)
+    a = f.incident(project, "svc", start=T0 + 42 * MINUTE, minutes=4)
+    b = f.incident(project, "svc", start=T0 + 47 * MINUTE, minutes=6)
+    c = f.incident(project, "svc", start=T0 + 70 * MINUTE, minutes=3)
+    out = detect_service(project.id, "svc", T0, T0 + 75 * MINUTE, T0 + 80 * MINUTE)
+    [kept] = Incident.objects.all()
+    assert (kept.pk, kept.start, kept.end) == (a.pk, T0 + 40 * MINUTE, T0 + 55 * MINUTE)
+    assert (out["merged"], out["deleted"]) == (1, 1)
+    texts = [r["text"] for r in kept.revisions]
+    assert "onset revised from 08:42 to 08:40 as more spans arrived" in texts
+    assert f"incident #{b.pk} (from 08:47) merged into this one as more spans arrived" in texts
+    headers = {"Authorization": f"Bearer {key}"}
+    moved = client.get(f"/api/v1/incidents/{b.pk}", headers=headers)
+    assert (moved.status_code, moved.json()["merged_into"], moved["Location"]) == (
+        301, a.pk, f"/api/v1/incidents/{a.pk}")
+    gone = client.get(f"/api/v1/incidents/{c.pk}", headers=headers)
+    assert gone.status_code == 410 and gone.json()["reason"] == "not_found"
+    assert client.get(f"/api/v1/incidents/{a.pk}", headers=headers).json()["revisions"] == kept.revisions
+
+
+def test_an_open_incident_of_a_service_gone_silent_is_closed_by_the_minute_job(clickhouse, alpha):
+    """Slow from 08:40 and nothing after 08:52: with nothing queued, the minute job judges the open incident's
+    service anyway, and 10 silent minutes after its last traffic it closes at 08:52 + 1 minute, saying why."""
+    from analysis.incidents.jobs import judge_queued
+    from analysis.models import Incident
+    project, _ = alpha
+    rows(clickhouse, project.id, "svc", T0, 40)
+    rows(clickhouse, project.id, "svc", T0 + 40 * MINUTE, 13, first_token_ms=600.0)
+    _queue(project, "svc", T0, T0 + 53 * MINUTE, T0 + 53 * MINUTE)
+    judge_queued(T0 + 54 * MINUTE)
+    assert Incident.objects.get().end is None
+    assert judge_queued(T0 + 60 * MINUTE)["open"] == 1 and Incident.objects.get().end is None  # 7 silent minutes
+    judge_queued(T0 + 64 * MINUTE)
+    closed = Incident.objects.get()
+    assert (closed.start, closed.end, closed.detail["end_reason"]) == (T0 + 40 * MINUTE, T0 + 53 * MINUTE, "silence")
