@@ -78,8 +78,9 @@ class Thresholds:
     # A closed stretch shorter than this is a blip, not an incident: three spiky minutes in a row happen on healthy
     # traffic (TTFT p95 of ~300 requests with 5 % long prompts), a real change lasts longer.
     incident_min_minutes: int = 5
-    # An incident still open is reported once it has lasted this long: 3 off minutes, so it can be stored (and alerted)
-    # about 4 minutes after its onset (derived from the rule and the minute job's period, not timed). One that then closes as a blip is retired (its link answers 410).
+    # An incident still open is reported once it has lasted this long: 3 off minutes, so it can be stored (and
+    # alerted) about 4 minutes after its onset (derived from the rule and the minute job's period, not timed). One
+    # that then closes as a blip is retired (its link answers 410).
     incident_open_minutes: int = 3
     # A baseline needs this many minutes with traffic (incident_min_attempts each), else there is no detection.
     incident_baseline_minutes: int = 15
