@@ -96,9 +96,11 @@ def summary(project_id: int, service: str, start, end) -> Engine:
         return [getattr(m, name) for m in minutes if getattr(m, name) is not None]
 
     kv, waiting, gpu = values("kv_cache_usage"), values("queue_depth"), values("gpu_utilization")
-    used_share = [m.gpu_memory_used_bytes / (m.gpu_memory_used_bytes + m.gpu_memory_free_bytes) for m in minutes
-                  if m.gpu_memory_used_bytes is not None and m.gpu_memory_free_bytes
-                  and m.gpu_memory_used_bytes + m.gpu_memory_free_bytes > 0]
+    memory = [(m.gpu_memory_used_bytes / (m.gpu_memory_used_bytes + m.gpu_memory_free_bytes),
+               m.gpu_memory_used_bytes, m.gpu_memory_used_bytes + m.gpu_memory_free_bytes) for m in minutes
+              if m.gpu_memory_used_bytes is not None and m.gpu_memory_free_bytes
+              and m.gpu_memory_used_bytes + m.gpu_memory_free_bytes > 0]
+    fullest = max(memory, default=(None, None, None))  # the instance-minute nearest to running out
     starts = _process_starts(minutes, start, end)
     return Engine(
         sources=list(engines.engines(names)), instances=len({m.instance for m in minutes}),
@@ -106,7 +108,8 @@ def summary(project_id: int, service: str, start, end) -> Engine:
         preemptions_per_min=_per_minute(minutes, "preemptions_per_min"),
         preemption_growth=_growth(minutes, start, end),
         prefix_cache_hit_rate=_mean(values("prefix_cache_hit_rate")),
-        gpu_utilization_mean=_mean(gpu), gpu_memory_used_share_max=max(used_share) if used_share else None,
+        gpu_utilization_mean=_mean(gpu), gpu_memory_used_share_max=fullest[0],
+        gpu_memory_used_bytes_at_max=fullest[1], gpu_memory_total_bytes_at_max=fullest[2],
         restarts=_restarts(minutes),
         process_starts=starts, queue_depth_mean=_mean(waiting),
         queue_empty_share=sum(w < EMPTY_QUEUE for w in waiting) / len(waiting) if waiting else None,

@@ -178,6 +178,8 @@ class Engine(Record):
     prefix_cache_hit_rate: float | None = None  # 0..1
     gpu_utilization_mean: float | None = None  # 0..1
     gpu_memory_used_share_max: float | None = None  # max over instance-minutes of used / (used + free)
+    gpu_memory_used_bytes_at_max: float | None = None  # used and used + free in that instance-minute
+    gpu_memory_total_bytes_at_max: float | None = None
     restarts: int | None = None  # container restarts + process starts inside the window
     process_starts: list = field(default_factory=list)  # [instance, ISO instant] of process starts in the window
     queue_depth_mean: float | None = None

@@ -1,6 +1,7 @@
 """Plotly figure specs ({"data", "layout"}) as plain dicts: the page embeds them with json_script and
 static/dashboard/dashboard.js draws them, so no chart code runs on the server beyond building lists."""
 import html
+import math
 
 from analysis.buckets import STAGES
 from analysis.wording import fmt
@@ -73,9 +74,19 @@ def rate_chart(points: list[dict], width_ms: int, title: str, window=None) -> di
          "y": [round(100 * p["errors"] / p["requests"], 2) if p["requests"] else None for p in points],
          "line": {"color": COLORS["p99"]}},
     ]
+    errors = [v for v in data[1]["y"] if v is not None]
     return figure(data, title, "requests/s", **({"xaxis": time_axis(*window)} if window else {}),
-                  yaxis2={"title": {"text": "error %"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
-                          "tickformat": ".2~f"})
+                  yaxis2={"title": {"text": "error %"}, "overlaying": "y", "side": "right", "showgrid": False,
+                          **even_ticks(max(errors, default=0))})
+
+
+def even_ticks(top: float, count: int = 4) -> dict:
+    """A 0-based axis with evenly spaced round ticks (0, 0.5, 1, 1.5) up to at least `top`: an overlaying axis
+    left to Plotly follows the other axis's grid and reads 0.44, 0.89, 1.33."""
+    raw = max(top, 1e-9) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    return {"tickmode": "linear", "tick0": 0, "dtick": step, "range": [0, step * max(1, math.ceil(top / step))]}
 
 
 # --- Scheduler and Connections pages -------------------------------------------------------------------------
@@ -256,38 +267,60 @@ def waterfall(rows: list[dict], title: str) -> dict:
              "textposition": "auto", "insidetextanchor": "start",
              "marker": {"color": COLORS.get(name) or RUN_COLORS.get(name) or next(spare)}}
             for name, g in groups.items()]
+    data += instants(rows, data)
     labels = [text(("\u00a0\u00a0" * (r["depth"] - 1) + "└ " if r["depth"] else "") + r["label"]) for r in rows]
+    # the legend in its row above the plot (figure's default), under the title: below, it met the axis title
     return figure(data, title, x_title="ms since the run's first span started", barmode="overlay",
-                  height=140 + 24 * len(rows), margin={"t": 40, "r": 30, "b": 90, "l": 230},
+                  height=170 + 24 * len(rows), margin={"t": 90, "r": 30, "b": 60, "l": 230},
                   yaxis={"tickvals": list(range(len(rows))), "ticktext": labels, "autorange": "reversed",
-                         "showgrid": False, "zeroline": False},
-                  legend={"orientation": "h", "y": -60 / (140 + 24 * len(rows)) - 0.02, "yanchor": "top"})
+                         "showgrid": False, "zeroline": False})
 
 
-# The Engine page's panels, top to bottom: (title, unit, [(label, EngineMinute field, scale)])
-ENGINE_PANELS = (
-    ("KV cache use", "%", [("KV cache", "kv_cache_usage", 100.0)]),
-    ("requests", "requests", [("running", "in_flight", 1.0), ("waiting", "queue_depth", 1.0)]),
-    ("preemptions", "per min", [("preemptions", "preemptions_per_min", 1.0)]),
-    ("GPU utilisation", "%", [("GPU", "gpu_utilization", 100.0)]),
-    ("GPU memory", "GiB", [("used", "gpu_memory_used_bytes", 1 / 2**30), ("free", "gpu_memory_free_bytes", 1 / 2**30)]),
-    ("restarts", "count", [("restarts", "restarts", 1.0)]),
-)
+def instants(rows: list[dict], bars: list[dict]) -> list[dict]:
+    """A mark for each segment too short to see as a bar (a failed attempt that took 0 ms, a 1 ms span on a 30 s
+    axis): a bar that narrow draws nothing, and the row would look empty. Coloured as its group's bars."""
+    span = max((seg["base"] + seg["ms"] for row in rows for seg in row["segments"]), default=0)
+    colours = {bar["name"]: bar["marker"]["color"] for bar in bars}
+    marks: dict[str, dict] = {}
+    for i, row in enumerate(rows):
+        for seg in row["segments"]:
+            if seg["ms"] <= span * 0.004:
+                m = marks.setdefault(seg["group"], {"x": [], "y": [], "hovertext": []})
+                m["x"].append(seg["base"] + seg["ms"] / 2)
+                m["y"].append(i)
+                m["hovertext"].append(text(seg["hover"]))
+    return [{"type": "scatter", "mode": "markers", "name": text(group), "showlegend": False, **m,
+             "hovertemplate": "%{hovertext}<extra></extra>",
+             "marker": {"symbol": "diamond", "size": 11, "color": colours[text(group)],
+                        "line": {"width": 1, "color": "#222"}}} for group, m in marks.items()]
 
 
-def engine_panels(minutes: list, ttft: list[dict], window) -> dict:
-    """One figure, one x axis: TTFT p95 per minute on top, then a panel per engine signal with a line per instance."""
-    rows = 1 + len(ENGINE_PANELS)
-    height = 1.0 / rows
-    data = [{"type": "scatter", "mode": "lines", "name": "TTFT p95 (traces)", "x": [m["minute"].isoformat() for m in ttft],
-             "y": [m["ttft_p95"] for m in ttft], "xaxis": "x", "yaxis": "y", "line": {"color": "#444"}}]
-    layout = {"yaxis": {"title": {"text": "TTFT p95 ms"}, "domain": [1 - height + 0.02, 1.0], "rangemode": "tozero"}}
+# The Engine page's charts, top to bottom after TTFT: {id suffix: (title, unit, [(label, EngineMinute field, scale)])}
+ENGINE_PANELS = {
+    "kv": ("KV cache use", "%", [("KV cache", "kv_cache_usage", 100.0)]),
+    "requests": ("Requests running and waiting", "requests", [("running", "in_flight", 1.0),
+                                                               ("waiting", "queue_depth", 1.0)]),
+    "preemptions": ("Preemptions", "per min", [("preemptions", "preemptions_per_min", 1.0)]),
+    "gpu": ("GPU utilisation", "%", [("GPU", "gpu_utilization", 100.0)]),
+    "memory": ("GPU memory", "GiB", [("used", "gpu_memory_used_bytes", 1 / 2**30),
+                                     ("free", "gpu_memory_free_bytes", 1 / 2**30)]),
+    "restarts": ("Restarts", "count", [("restarts", "restarts", 1.0)]),
+}
+
+
+def engine_charts(minutes: list, ttft: list[dict], window) -> list[tuple[str, dict]]:
+    """One chart per signal, each on the window's time axis: TTFT p95 from the traces, then each engine signal
+    with a line per instance (a signal no instance sends has no chart). [(element id, figure)]."""
+    axis = time_axis(*window)
+    compact = {"orientation": "v", "x": 1.01, "xanchor": "left", "y": 1, "yanchor": "top", "font": {"size": 11}}
+    out = [("engine-ttft", figure([{"type": "scatter", "mode": "lines", "name": "TTFT p95",
+                                    "x": [m["minute"].isoformat() for m in ttft], "y": [m["ttft_p95"] for m in ttft],
+                                    "line": {"color": "#444"}, **readable([m["ttft_p95"] for m in ttft], "ms")}],
+                                  "TTFT p95 per minute (traces)", "ms", xaxis=axis, height=220,
+                                  margin={"t": 40, "b": 30, "r": 170}, showlegend=False))]
     instances = sorted({m.instance for m in minutes})
-    for row, (title, unit, series) in enumerate(ENGINE_PANELS, start=2):
-        axis = f"y{row}"
-        top = 1 - height * (row - 1)
-        layout[f"yaxis{row}"] = {"title": {"text": f"{title} ({unit})"}, "domain": [top - height + 0.02, top],
-                                 "rangemode": "tozero"}
+    for key, (title, unit, series) in ENGINE_PANELS.items():
+        data = []
         for instance in instances:
             mine = [m for m in minutes if m.instance == instance]
             for label, name, scale in series:
@@ -295,15 +328,15 @@ def engine_panels(minutes: list, ttft: list[dict], window) -> dict:
                 if all(v is None for v in values):
                     continue  # not measured: no line, rather than a line at 0
                 data.append({"type": "scatter", "mode": "lines+markers" if name == "restarts" else "lines",
-                             "name": f"{instance} {label}", "x": [m.minute.isoformat() for m in mine],
+                             "name": instance if len(series) == 1 else f"{instance} {label}",
+                             "x": [m.minute.isoformat() for m in mine],
                              "y": [None if v is None else round(v * scale, 3) for v in values],
-                             "xaxis": "x", "yaxis": axis, "legendgroup": instance})
-    # TRICKY: a line per instance and signal makes a long legend: beside the plot, it never covers the title or a
-    # panel (a row above the plot did, with ~20 entries)
-    return figure(data, "The engine's metrics per instance, over TTFT p95", xaxis=time_axis(*window),
-                  height=180 * rows, hovermode="x unified", margin={"r": 220, "t": 50},
-                  legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top",
-                          "font": {"size": 11}}, **layout)
+                             "legendgroup": instance})
+        if data:
+            # the legend beside the plot, compact: one entry per instance (and series), never over the plot
+            out.append((f"engine-{key}", figure(data, title, unit, xaxis=axis, height=220, hovermode="x unified",
+                                                margin={"t": 40, "b": 30, "r": 170}, legend=compact)))
+    return out
 
 
 def engine_queue_chart(minutes: list, window) -> dict:

@@ -26,13 +26,17 @@ class Filters:
     def query(self, **changes) -> str:
         """The query string of these filters, with `changes` applied (a "" value drops the key)."""
         f = replace(self, **{k: v for k, v in changes.items() if k in self.__dataclass_fields__})
-        pairs = {"project": f.project, "service": f.service, "route": f.route, "tenant": f.tenant}
-        if f.range:
-            pairs["range"] = f.range
-        else:
-            pairs["start"], pairs["end"] = iso(f.start), iso(f.end)
         extra = {k: v for k, v in changes.items() if k not in self.__dataclass_fields__}
-        return urlencode({k: v for k, v in {**pairs, **extra}.items() if v}, safe=":")
+        return urlencode({k: v for k, v in {**dict(f.pairs()), **extra}.items() if v}, safe=":")
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """The filters as query keys and values (empty ones left out): a form's hidden inputs carry them."""
+        pairs = {"project": self.project, "service": self.service, "route": self.route, "tenant": self.tenant}
+        if self.range:
+            pairs["range"] = self.range
+        else:
+            pairs["start"], pairs["end"] = iso(self.start), iso(self.end)
+        return [(k, v) for k, v in pairs.items() if v]
 
     @property
     def window_label(self) -> str:

@@ -38,3 +38,15 @@ def short_id(value, length: int = 24) -> str:
 def seconds(value) -> str:
     """A duration in seconds as users read it (analysis.wording.duration): 1502.3 -> "25.0 min"; None -> "–"."""
     return "–" if value is None else wording.duration(value * 1000)
+
+
+@register.filter
+def minutes(value) -> str:
+    """A length in minutes as users read it (analysis.wording.duration): 42.4 -> "42.4 min", 180 -> "3.0 h"."""
+    return "–" if value is None else wording.duration(value * 60_000)
+
+
+@register.simple_tag
+def memory(used_bytes, total_bytes) -> str:
+    """{% memory used total %} -> "72 of 80 GiB" (analysis.wording.memory)."""
+    return wording.memory(used_bytes, total_bytes)

@@ -18,9 +18,14 @@ def engine(request, page):
     # side by side on the reader threads (store/concurrent.py)
     minutes, ttft = gather(lambda: engine_series.instance_minutes(*args) if f.service else [],
                            lambda: analysis_queries.churn_windows(*args) if f.service else [])
+    instances = sorted({m.instance for m in minutes})
+    instance = request.GET.get("instance", "")
+    if instance not in instances:
+        instance = ""  # an instance without metrics in this window: show them all
+    shown = [m for m in minutes if m.instance == instance] if instance else minutes
     return page.render("dashboard/engine.html", {
-        "minutes": minutes, "instances": sorted({m.instance for m in minutes}),
+        "minutes": minutes, "instances": instances, "instance": instance,
         "summary": engine_series.summary(page.project.pk, f.service, f.start, f.end) if minutes else None,
         "targets": targets_of(page.project.pk, f.service),
-        "chart": ("engine-panels", charts.engine_panels(minutes, ttft, (f.start, f.end))) if minutes else None,
+        "charts": charts.engine_charts(shown, ttft, (f.start, f.end)) if minutes else [],
     })

@@ -25,7 +25,7 @@ def overview(request, page):
         lambda: queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"])
     rows = charts.labelled(by_route, "(no route)", "routes")
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
-    totals["error_pct"] = 100 * totals["errors"] / totals["requests"] if totals["requests"] else None
+    totals["error_share"] = totals["errors"] / totals["requests"] if totals["requests"] else None
     return page.render("dashboard/overview.html", {
         "totals": totals, "summary": summary,
         "status": status.overview(page.project, page.busiest, f.start, f.end, now_minute()),

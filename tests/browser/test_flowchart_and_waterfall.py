@@ -13,7 +13,7 @@ from tests.browser.conftest import PASSWORD, USERNAME, committed_live_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
-SERVICE, RUN_ID = "wf-svc", "run-wf-1"
+SERVICE, RUN_ID, INSTANT_RUN = "wf-svc", "run-wf-1", "run-wf-instant"
 WIDTH = 1440
 MIN_TEXT_PX = 12
 
@@ -60,8 +60,14 @@ def build(url: str) -> Site:
                        trace_id=root.trace_id, parent=root, attributes={**run, "llm.attempt": 2})
     stages = [f.stage(first, "connect", 40, 25), f.stage(second, "connect", 10, 30),
               f.stage(second, "network", 45, 200)]
-    export(f"Bearer {raw}", f.request(*backlog, root, first, second, *stages, service=SERVICE).SerializeToString(),
-           "protobuf")
+    # INSTANT_RUN: attempt 1 refused at once (a 0 ms span), attempt 2 right after
+    refused = f.span(name="llm.request", start_ns=ms(20_000), duration_ms=0, status_code=f.Status.STATUS_CODE_ERROR,
+                     events={"queued": 0}, attributes={"llm.run.id": INSTANT_RUN, "llm.attempt": 1,
+                                                        "llm.retry.cause": "connection_refused"})
+    retried = f.attempt(t_queue_ms=5, t_first_token_ms=400, t_stream_ms=2000, start_ns=ms(20_100),
+                        attributes={"llm.run.id": INSTANT_RUN, "llm.attempt": 2})
+    export(f"Bearer {raw}", f.request(*backlog, root, first, second, *stages, refused, retried,
+                                      service=SERVICE).SerializeToString(), "protobuf")
     get_writer().flush(force=True)
     now = datetime.now(timezone.utc)
     materialize(project.id, now - timedelta(hours=2), now + timedelta(minutes=5))
@@ -108,7 +114,7 @@ BARS = """
 const gd = document.getElementById('waterfall-plot');
 const ya = gd._fullLayout.yaxis;
 const row = Math.abs(ya.l2p(1) - ya.l2p(0));
-const traces = gd._fullData.map((t, i) => {
+const traces = gd._fullData.filter(t => t.type === 'bar').map((t, i) => {
   const rects = Array.from(gd.querySelectorAll('.barlayer .trace')[i].querySelectorAll('path'));
   return {name: t.name, y: Array.from(t.y), base: Array.from(t.base), x: Array.from(t.x),
           px: rects.map(r => r.getBoundingClientRect().height)};
@@ -155,3 +161,38 @@ def test_no_two_flowchart_edge_labels_overlap(wide):
     overlapping = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
                    if a[1] < b[3] - 1 and b[1] < a[3] - 1 and a[2] < b[4] - 1 and b[2] < a[4] - 1]
     assert overlapping == [], overlapping
+
+
+# The drawn boxes of the waterfall's text: title, legend entries, axis titles, row labels: [text, l, t, r, b].
+WATERFALL_TEXT = """
+const gd = document.getElementById('waterfall-plot');
+return Array.from(gd.querySelectorAll('.gtitle, .legendtext, .xtitle, .ytick text, .xtick text'))
+  .filter(t => t.textContent.trim()).map(t => {
+    const r = t.getBoundingClientRect(); return [t.textContent.trim(), r.left, r.top, r.right, r.bottom]; });
+"""
+
+
+def overlaps(boxes: list) -> list:
+    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[1] < b[3] - 1 and b[1] < a[3] - 1 and a[2] < b[4] - 1 and b[2] < a[4] - 1]
+
+
+def test_waterfall_text_never_overlaps_and_a_0_ms_failed_attempt_is_a_visible_mark(wide):
+    """The legend sat on the x axis title; a failed attempt of 0 ms had a row and nothing on it."""
+    wide.get(f"/runs/{INSTANT_RUN}/?project=waterfall-lab&service={SERVICE}")
+    wide.wait_for_charts()
+    boxes = wide.js(WATERFALL_TEXT)
+    assert any(t.startswith("ms since") for t, *_ in boxes) and any(t == "failed attempt" for t, *_ in boxes)
+    assert overlaps(boxes) == [], overlaps(boxes)
+    marks = wide.js("""
+      const gd = document.getElementById('waterfall-plot');
+      const labels = Array.from(gd.querySelectorAll('.ytick text')).map(t => t.textContent);
+      return gd._fullData.filter(t => t.type === 'scatter').map(t => ({name: t.name, y: Array.from(t.y)}))
+        .concat([{labels: labels, points: Array.from(gd.querySelectorAll('.scatterlayer .point'))
+          .map(p => { const r = p.getBoundingClientRect(); return [r.width, r.height]; })}]);""")
+    *traces, drawn = marks
+    failed = [t for t in traces if t["name"] == "failed attempt"]
+    assert failed and drawn["labels"][failed[0]["y"][0]] == "attempt 1 (error: connection_refused)", marks
+    assert drawn["points"] and all(w >= 6 and h >= 6 for w, h in drawn["points"]), drawn["points"]
+    assert wide.console_errors() == []
+    wide.screenshot("waterfall-instant-failure")

@@ -35,19 +35,40 @@ def engine_metrics(traffic, members):
     return alpha
 
 
-def test_the_page_draws_each_instance_over_ttft(engine_metrics, ann_client):
+def test_the_page_draws_one_chart_per_signal_with_a_line_per_instance(engine_metrics, ann_client):
     html = ann_client.get("/engine/", WINDOW).content.decode()
     assert text_of(html, "instances") == "2" and text_of(html, "sources") == "vllm"
     assert text_of(html, "kv") == "97%" and text_of(html, "gpu") == "not measured"
-    figure = spec(html, "engine-panels")
-    names = [trace["name"] for trace in figure["data"]]
-    assert names[0] == "TTFT p95 (traces)" and "gpu-a KV cache" in names and "gpu-b waiting" in names
-    assert {trace["xaxis"] for trace in figure["data"]} == {"x"}  # one shared time axis
-    kv = next(t for t in figure["data"] if t["name"] == "gpu-a KV cache")
-    assert kv["y"] == [50.0, 90.0, 97.0]
-    preemptions = next(t for t in figure["data"] if t["name"] == "gpu-a preemptions")
-    assert preemptions["y"][1:] == [30.0, 60.0]  # counter increases per minute
-    assert not any(t["name"].startswith("gpu-b GPU") for t in figure["data"])  # not measured: no line at 0
+    assert spec(html, "engine-ttft")["data"][0]["name"] == "TTFT p95"
+    kv = spec(html, "engine-kv")
+    assert [t["name"] for t in kv["data"]] == ["gpu-a"] and kv["data"][0]["y"] == [50.0, 90.0, 97.0]
+    assert kv["layout"]["yaxis"]["title"]["text"] == "%"
+    assert spec(html, "engine-preemptions")["data"][0]["y"][1:] == [30.0, 60.0]  # counter increases per minute
+    requests = [t["name"] for t in spec(html, "engine-requests")["data"]]
+    assert requests == ["gpu-b waiting"]  # gpu-b's running is not sent: no line at 0
+    assert 'id="engine-gpu"' not in html and 'id="engine-memory"' not in html  # not measured: no chart
+    # every chart on the window's time axis, the legend beside the plot
+    for name in ("engine-ttft", "engine-kv", "engine-requests", "engine-preemptions"):
+        layout = spec(html, name)["layout"]
+        assert layout["xaxis"]["range"] == ["2026-01-05T09:55:00+00:00", "2026-01-05T11:00:00+00:00"], layout["xaxis"]
+
+
+def test_the_instance_picker_narrows_the_charts_not_the_cards(engine_metrics, ann_client):
+    html = ann_client.get("/engine/", {**WINDOW, "instance": "gpu-b"}).content.decode()
+    assert text_of(html, "instances") == "2" and text_of(html, "kv") == "97%"  # the service's
+    assert 'id="engine-kv"' not in html  # gpu-b sends no KV cache
+    assert [t["name"] for t in spec(html, "engine-requests")["data"]] == ["gpu-b waiting"]
+    assert '<option value="gpu-b" selected>' in html
+    unknown = ann_client.get("/engine/", {**WINDOW, "instance": "nope"}).content.decode()
+    assert 'id="engine-kv"' in unknown  # an instance without metrics: all of them
+
+
+def test_gpu_memory_reads_used_of_total_in_gib():
+    from analysis import wording
+
+    assert wording.memory(72 * 2**30, 80 * 2**30) == "72 of 80 GiB"
+    assert wording.memory(3.5 * 2**30, 8 * 2**30) == "3.5 of 8 GiB"
+    assert wording.memory(None, 80 * 2**30) == "not measured"
 
 
 def test_without_metrics_the_page_says_not_measured(traffic, ann_client):

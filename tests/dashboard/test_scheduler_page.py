@@ -53,9 +53,9 @@ def test_gap_fraction_and_the_instance_table(state, ann_client):
     # gw-1 4 s / 5 s, gw-2 1 s / 3 s, gw-3 1 s / 1.5 s
     assert rows == [
         ["gw-1&quot;&gt;&lt;script&gt;alert(&quot;instance&quot;)&lt;/script&gt;",
-         "1", "0.50", "2.0", "1.0", "1", "1", "0.80"],
-        ["gw-2", "2", "1.00", "2.0", "2.0", "1", "1", "0.33"],
-        ["gw-3", "unknown", "–", "0.5", "0.0", "1", "1", "0.67"],
+         "1", "0.50", "2 s", "1 s", "1", "1", "0.80"],
+        ["gw-2", "2", "1.00", "2 s", "2 s", "1", "1", "0.33"],
+        ["gw-3", "unknown", "–", "500 ms", "0 ms", "1", "1", "0.67"],
     ]
     assert HOSTILE_INSTANCE not in html and "<script>alert" not in html
 

@@ -73,7 +73,7 @@ def test_outlier_thresholds_come_from_settings(tails, ann_client, settings):
     html = ann_client.get(URL, WINDOW).content.decode()
     _, zeta = by_header(table(html, "tenants"))
     assert zeta["findings"] == "tenant_outlier"
-    assert "tenant zeta: TTFT p95 1.02 s is ×1.1 the service&#x27;s 915 ms" in html
+    assert "tenant zeta: TTFT p95 1.02 s is ×1.11 the service&#x27;s 915 ms" in html
     settings.ANALYSIS_THRESHOLDS = {}
     html = ann_client.get(URL, WINDOW).content.decode()
     assert 'id="findings"' not in html and "tenant_outlier" not in by_header(table(html, "tenants"))[1]["findings"]

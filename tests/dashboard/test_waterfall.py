@@ -67,9 +67,11 @@ def test_a_failed_attempt_is_drawn_marked_with_its_cause():
 def test_every_bar_is_one_row_tall_on_its_own_row():
     spec = charts.waterfall(retried_run()["rows"], "run")
     for trace in spec["data"]:
+        if trace["type"] == "scatter":
+            continue  # marks for bars too short to see
         assert trace["width"] == [charts.ROW_HEIGHT] * len(trace["y"]), trace["name"]
     assert charts.ROW_HEIGHT < 1  # bars on adjacent rows leave a gap between them
-    rows_of = {t["name"]: t["y"] for t in spec["data"]}
+    rows_of = {t["name"]: t["y"] for t in spec["data"] if t["type"] == "bar"}
     assert rows_of["failed attempt"] == [1] and rows_of["attempt"] == [4] and rows_of["retry back-off"] == [3]
     assert rows_of["t_queue"] == [2, 5]  # two rows three apart: drawn one row tall each, not 0.8 x 3
     assert spec["layout"]["yaxis"]["tickvals"] == list(range(7))

@@ -41,7 +41,7 @@ def test_review_page_shows_the_incidents(weeks, ann_client):
     longest = f.incident(weeks, "alpha-svc", start=MONDAY, minutes=25, verdict="admission_gap")
     send(weeks, WEEK2)
     body = ann_client.get(f"/reviews/{WEEK2}/", {"project": "alpha"}).content.decode()
-    assert 'id="incident-count">1<' in body and 'id="incident-minutes">25<' in body
+    assert 'id="incident-count">1<' in body and 'id="incident-minutes">25 min<' in body
     assert "admission_gap × 1" in body and f"/incidents/{longest.pk}/?project=alpha" in body
     empty = send(weeks, "2026-W10")
     assert empty.data["incidents"] == {"count": 0, "open": 0, "minutes": 0, "by_verdict": {}, "longest": None}
