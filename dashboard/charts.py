@@ -316,7 +316,7 @@ def engine_charts(minutes: list, ttft: list[dict], window) -> list[tuple[str, di
     out = [("engine-ttft", figure([{"type": "scatter", "mode": "lines", "name": "TTFT p95",
                                     "x": [m["minute"].isoformat() for m in ttft], "y": [m["ttft_p95"] for m in ttft],
                                     "line": {"color": "#444"}, **readable([m["ttft_p95"] for m in ttft], "ms")}],
-                                  "TTFT p95 per minute (traces)", "ms", xaxis=axis, height=220,
+                                  "TTFT p95 per minute (traces)", "ms", xaxis=axis, height=240,
                                   margin={"t": 40, "b": 30, "r": 170}, showlegend=False))]
     instances = sorted({m.instance for m in minutes})
     for key, (title, unit, series) in ENGINE_PANELS.items():
@@ -334,7 +334,7 @@ def engine_charts(minutes: list, ttft: list[dict], window) -> list[tuple[str, di
                              "legendgroup": instance})
         if data:
             # the legend beside the plot, compact: one entry per instance (and series), never over the plot
-            out.append((f"engine-{key}", figure(data, title, unit, xaxis=axis, height=220, hovermode="x unified",
+            out.append((f"engine-{key}", figure(data, title, unit, xaxis=axis, height=240, hovermode="x unified",
                                                 margin={"t": 40, "b": 30, "r": 170}, legend=compact)))
     return out
 

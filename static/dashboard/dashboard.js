@@ -39,3 +39,12 @@
     if (event.target.tagName === "SELECT") form.submit();
   });
 })();
+
+// A picker form (form.picker, e.g. the Engine page's instance) applies on change, like the filters.
+(function () {
+  document.querySelectorAll("form.picker").forEach(function (form) {
+    form.addEventListener("change", function (event) {
+      if (event.target.tagName === "SELECT") form.submit();
+    });
+  });
+})();

@@ -51,3 +51,21 @@ def test_incidents_list_links_to_the_page(browser, stored_incident):
     row.find_element(By.PARTIAL_LINK_TEXT, ":").click()
     browser.wait(lambda d: f"/incidents/{stored_incident.pk}/" in d.current_url, "the row did not open the incident")
     assert browser.console_errors() == []
+
+
+def test_the_overview_lists_the_incident_and_puts_it_first_in_the_services_status(browser, stored_incident):
+    """The Overview is the team's home: an open incident is the service's status and a line of the range's
+    incidents, linked to its page (with verdict, top cause and duration), whatever the latest verdict says."""
+    browser.get(f"/?project={browser.site.project.name}&range=1h")
+    browser.wait_for_charts()
+    line = browser.driver.find_element(By.CSS_SELECTOR, f'#incidents-in-range li[data-incident="{stored_incident.pk}"]')
+    assert SERVICE in line.text and "admission_gap" in line.text and "open" in line.text
+    assert "top cause" in line.text and "min" in line.text
+    status = browser.driver.find_element(By.CSS_SELECTOR, f'#service-status tr[data-service="{SERVICE}"]')
+    assert status.get_attribute("data-kind") == "incident open" and "admission_gap" in status.text
+    # the strip on the time axis draws it too
+    assert browser.js("return document.querySelector('[data-chart=\"incident-strip\"]') !== null")
+    browser.screenshot("overview-with-incident")
+    line.find_element(By.TAG_NAME, "a").click()
+    browser.wait(lambda d: f"/incidents/{stored_incident.pk}/" in d.current_url, "the line did not open the incident")
+    assert browser.console_errors() == []

@@ -1,6 +1,7 @@
 """Every dashboard page in a real browser, on a simulated admission_gap incident: charts drawn by Plotly, no
 console errors, the expected verdict highlighted, hostile tenant and route values shown as text, never run.
 Screenshots land in test-artifacts/screenshots/."""
+import re
 from datetime import datetime
 from urllib.parse import parse_qs, urlparse
 
@@ -108,10 +109,27 @@ def prompts(browser):
 
 
 def engine(browser):
-    """The simulated engine's metrics: one line per instance and signal, and the summary of what was measured."""
+    """The simulated engine's metrics: a chart per signal, a line per instance, the legend beside the plot and
+    never over it; cards with their units."""
     assert browser.driver.find_element(By.ID, "sources").text == "vllm, dcgm, process, kube-state"
-    traces = browser.js("return document.getElementById('engine-panels-plot').data.length")
-    assert traces > 10
+    charts = browser.js(ENGINE_CHARTS)
+    assert {"engine-ttft", "engine-kv", "engine-requests", "engine-gpu", "engine-memory"} <= set(charts), charts
+    for name, (traces, legend, plot) in charts.items():
+        assert traces >= 1, name
+        if legend:
+            assert legend[0] >= plot[2] - 1 or legend[3] <= plot[1] + 1, (name, legend, plot)  # right of or above
+    assert browser.driver.find_element(By.ID, "kv").text.endswith("%")
+    assert re.fullmatch(r"[\d.]+ of [\d.]+ GiB \(\d+(\.\d)?%\)", browser.driver.find_element(By.ID, "fb").text)
+    assert browser.driver.find_element(By.ID, "preemptions").text.endswith("per min")
+
+
+# Per engine chart: its traces, its legend's box and its plot area's box ([left, top, right, bottom]).
+ENGINE_CHARTS = """
+const box = el => { if (!el) return null; const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+return Object.fromEntries(Array.from(document.querySelectorAll('[data-chart^="engine-"]')).map(el => [
+  el.dataset.chart, [el.querySelector('.main-svg') ? el.data.length : 0, box(el.querySelector('.legend')),
+                     box(el.querySelector('.nsewdrag'))]]));
+"""
 
 
 PAGE_CHECKS = {"overview": overview, "diagnosis": diagnosis, "scheduler": scheduler, "connections": connections,
@@ -280,3 +298,46 @@ def test_the_bar_holds_every_link_and_log_out_on_one_row_at_1440(browser):
         assert browser.js(f"return fetch('{icon}').then(r => r.status)") == 200
     finally:
         browser.driver.set_window_size(1400, 1000)
+
+
+# Pages whose numbers must read as users read them; each opened on the simulated service.
+NUMBER_PAGES = ("/", "/diagnosis/", "/scheduler/", "/connections/", "/engine/", "/tenants/", "/prompts/", "/runs/")
+
+
+@pytest.mark.parametrize("path", NUMBER_PAGES)
+def test_numbers_read_with_their_units_never_raw(browser, path):
+    """No "None", no scientific notation, no float printed with its full precision ("45995.975889500005")."""
+    browser.get(f"{path}?service={SERVICE}")
+    browser.wait_for_charts()
+    text = browser.driver.find_element(By.TAG_NAME, "main").text
+    assert not re.search(r"\bNone\b", text), path
+    raw = re.findall(r"\d\.\d{4,}|\d[eE][+-]\d", text)
+    assert raw == [], (path, raw)
+    ticks = browser.js("return Array.from(document.querySelectorAll('.main-svg .ytick text, .main-svg .y2tick text'))"
+                       ".map(t => t.textContent)")
+    assert not [t for t in ticks if re.search(r"\.\d{3,}", t)], (path, ticks)
+
+
+def test_a_handful_of_runs_gets_no_verdict(browser, settings):
+    """The sample guard through the page: with fewer runs than ANALYSIS_MIN_RUNS the verdict is
+    insufficient_data and the page says how many runs it had and how many a verdict needs."""
+    settings.ANALYSIS_MIN_RUNS = 100_000  # the live server's thread reads the same settings
+    browser.get(f"/diagnosis/?service={SERVICE}&range=6h")  # a window no other test caches (diagnosis.live)
+    browser.wait(lambda d: d.find_elements(By.ID, "verdict"), "the diagnosis page did not load")
+    assert "insufficient_data" in browser.driver.find_element(By.ID, "verdict").text
+    assert re.search(r"\d+ runs; a verdict needs 100000", browser.driver.find_element(By.TAG_NAME, "main").text)
+    browser.screenshot("diagnosis-sample-guard")
+
+
+def test_the_engine_instance_picker_narrows_the_charts(browser):
+    browser.get(f"/engine/?service={SERVICE}")
+    browser.wait_for_charts()
+    picker = Select(browser.driver.find_element(By.CSS_SELECTOR, "#instance-picker select"))
+    every = browser.js("return document.getElementById('engine-kv-plot').data.length")
+    choice = picker.options[1].get_attribute("value")
+    picker.select_by_value(choice)
+    browser.wait(lambda d: f"instance={choice}" in d.current_url, "choosing an instance did not reload the page")
+    browser.wait_for_charts()
+    names = browser.js("return document.getElementById('engine-kv-plot').data.map(t => t.name)")
+    assert names == [choice] and every > 1, (names, every)
+    assert browser.console_errors() == []
