@@ -341,3 +341,28 @@ def test_the_engine_instance_picker_narrows_the_charts(browser):
     names = browser.js("return document.getElementById('engine-kv-plot').data.map(t => t.name)")
     assert names == [choice] and every > 1, (names, every)
     assert browser.console_errors() == []
+
+
+def test_an_alert_rule_is_added_and_muted_from_the_nav(browser):
+    """Alert rules in the dashboard: reached from the nav, added through the form, muted with its button."""
+    browser.get("/")
+    browser.wait(lambda d: d.find_elements(By.LINK_TEXT, "Alerts"), "no Alerts link in the nav")
+    browser.driver.find_element(By.LINK_TEXT, "Alerts").click()
+    browser.wait(lambda d: d.find_elements(By.ID, "alert-rule-form"), "the Alerts page did not open")
+    form = browser.driver.find_element(By.ID, "alert-rule-form")
+    form.find_element(By.NAME, "name").send_keys("slow first token")
+    Select(form.find_element(By.NAME, "kind")).select_by_value("percentile")
+    form.find_element(By.NAME, "service").send_keys(SERVICE)
+    Select(form.find_element(By.NAME, "bucket")).select_by_value("ttft")
+    threshold = form.find_element(By.NAME, "threshold")
+    threshold.clear()
+    threshold.send_keys("1500")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "tr[id^=rule-]"), "the rule was not listed")
+    row = browser.driver.find_element(By.CSS_SELECTOR, "tr[id^=rule-]")
+    assert "slow first token" in row.text and "ttft p95 > 1.5 s" in row.text, row.text
+    row.find_element(By.CSS_SELECTOR, "button[value=mute]").click()
+    browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "tr[id^=rule-] button[value=unmute]"),
+                 "the rule was not muted")
+    assert browser.console_errors() == []
+    browser.screenshot("alert-rules")  # the module's data (this rule with it) is flushed after the module
