@@ -28,7 +28,8 @@ VERDICTS = (
 )
 # The nodes answered by the serving engine's own metrics (analysis.engine_series): the Diagnosis page links them
 # to the Engine page; without engine metrics they answer "unknown" and the walk goes on.
-ENGINE_NODES = ("kv_cache", "preemptions", "gpu_memory", "restarts", "gpu_busy", "queue_empty", "prefix_cache_miss")
+ENGINE_NODES = ("kv_cache", "preemptions", "gpu_memory", "restarts", "gpu_busy", "queue_empty", "prefix_cache_miss",
+                "engine_restarts", "memory_headroom")
 INSUFFICIENT = "insufficient_data"  # what "healthy" becomes when the data cannot show that latency is fine
 Value = Callable[[Evidence, Thresholds], float | None]
 
@@ -43,6 +44,12 @@ def shortest_ttft_p50(segments: dict[str, Segment], thresholds: Thresholds) -> f
     usable = [seg.ttft_p50 for name, seg in segments.items()
               if name != "unknown" and (seg.count or 0) >= thresholds.prefill_min_count and seg.ttft_p50 is not None]
     return usable[0] if usable else None
+
+
+def failed_share(evidence: Evidence) -> float | None:
+    """Failed attempts over attempts (None without attempts)."""
+    r = evidence.retries
+    return r.failed_attempts / r.attempts if r.attempts else None
 
 
 def prefix_miss_rate(evidence: Evidence) -> float | None:
@@ -141,7 +148,18 @@ FLOWCHART = [
          metric(lambda e: e.decode.ms_per_output_token_p50), "decode_ms_per_token", yes="decode_throughput",
          no="retry_rate", unit="ms/token"),
     Node("retry_rate", "Are retries high without a backlog (extra attempts per run)?",
-         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_amplification", no="healthy", unit="per run"),
+         metric(lambda e: e.retries.rate), "retry_rate", yes="retry_amplification", no="engine_restarts",
+         unit="per run"),
+    # The stability branch: latency can look fine while engines are OOM-killed and the requests in flight fail and
+    # are retried. Killed engines, or failing attempts with no GPU memory headroom, are never "healthy".
+    Node("engine_restarts", "Were engines killed or restarted (OOM kills, crash loops, container restarts)?",
+         metric(lambda e: e.engine.restarts), "restarts", yes="gpu_memory_pressure", no="memory_headroom",
+         unit="count"),
+    Node("memory_headroom", "Is GPU memory headroom gone (max used share)?",
+         metric(lambda e: e.engine.gpu_memory_used_share_max), "gpu_memory_used_share", yes="failing_attempts",
+         no="healthy", unit="%"),
+    Node("failing_attempts", "Do attempts fail (failed attempts per attempt)?", metric(failed_share),
+         "failed_attempt_share", yes="gpu_memory_pressure", no="healthy", unit="%"),
 ]
 NODES = {node.name: node for node in FLOWCHART}
 
@@ -156,7 +174,8 @@ CAUSES: dict[str, list[tuple[str, ...]]] = {
     "prefill_pressure": [("ttft_p95", "prefill_ratio"), ("ttft_p95", "prefix_cache_miss")],
     "cold_start": [("ttft_p95", "after_start")],
     "kv_cache_pressure": [("ttft_p95", "kv_cache", "preemptions")],
-    "gpu_memory_pressure": [("ttft_p95", "gpu_memory"), ("ttft_p95", "restarts")],
+    "gpu_memory_pressure": [("ttft_p95", "gpu_memory"), ("ttft_p95", "restarts"), ("engine_restarts",),
+                            ("memory_headroom", "failing_attempts")],
     "batching_delay": [("ttft_p95", "gpu_busy", "queue_empty", "short_prompts_slow")],
     "decode_throughput": [("decode_speed",)],
     "post_processing": [("post_share",)],
@@ -183,6 +202,7 @@ LABELS = {
     "kv_cache": "KV cache usage p95", "preemptions": "preemptions", "gpu_memory": "GPU memory used",
     "restarts": "restarts", "gpu_busy": "GPU utilisation", "queue_empty": "minutes with an empty engine queue",
     "short_prompts_slow": "TTFT p50 of the shortest prompts", "prefix_cache_miss": "prefix cache miss rate",
+    "engine_restarts": "restarts", "memory_headroom": "GPU memory used", "failing_attempts": "failed attempts",
 }
 
 

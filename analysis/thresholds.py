@@ -49,6 +49,9 @@ class Thresholds:
     preemptions_per_min: float = 1.0
     gpu_memory_used_share: float = 0.95
     restarts: int = 1
+    # The stability branch (latency fine): failed attempts per attempt that, with GPU memory headroom gone, say the
+    # engine fails requests (OOM) rather than serving them slowly.
+    failed_attempt_share: float = 0.01
     gpu_utilization: float = 0.85
     queue_empty_share: float = 0.8
     short_prompt_ttft_p50_ms: float = 300.0
@@ -96,7 +99,7 @@ DEFAULT = Thresholds()
 # Values with a narrower range than "a number >= 0": shares of time or requests, and rank correlations.
 SHARES = {"queue_share", "gap_fraction", "prep_share", "network_share", "post_share", "noisy_in_flight_share",
           "min_success_rate", "incident_floor_share", "cold_start_share", "kv_cache_usage", "gpu_memory_used_share",
-          "gpu_utilization", "queue_empty_share", "prefix_cache_miss_rate"}
+          "gpu_utilization", "queue_empty_share", "prefix_cache_miss_rate", "failed_attempt_share"}
 CORRELATIONS = {"retry_queue_spearman", "churn_spearman"}
 UNKNOWN_NAME, BAD_VALUE = "analysis.E001", "analysis.E002"
 

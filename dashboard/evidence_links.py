@@ -19,6 +19,8 @@ LINKS = {
     "kv_cache": [("engine", {})], "preemptions": [("engine", {})], "gpu_memory": [("engine", {})],
     "restarts": [("engine", {})], "gpu_busy": [("engine", {})], "queue_empty": [("engine", {})],
     "short_prompts_slow": [("prompts", {})], "prefix_cache_miss": [("engine", {}), ("prompts", {})],
+    "engine_restarts": [("engine", {})], "memory_headroom": [("engine", {})],
+    "failing_attempts": [("runs", {"retried": "1"})],
 }
 TITLES = {"scheduler": "scheduler", "runs": "runs", "overview": "overview", "prompts": "prompt length",
           "connections": "connections", "tenants": "tenants", "engine": "engine"}

@@ -146,6 +146,11 @@ PRESETS: dict[str, Scenario] = {
         name="gpu_memory_pressure", cause="gpu_memory_pressure", rps=3.0, extra_prefill_ms=700.0, fb_used_share=0.985,
         restart_every_s=600.0,
         description="No GPU memory headroom: allocations stall, and the engine is OOM-killed and restarts."),
+    # Instability at healthy latency: engines OOM-killed in turn with no memory headroom, while the percentiles
+    # stay fine. The flowchart's stability branch says gpu_memory_pressure, never healthy.
+    "oom_kills": BASE.with_(
+        name="oom_kills", cause="gpu_memory_pressure", fb_used_share=0.985, restart_every_s=300.0,
+        description="Latency fine, but the engines are OOM-killed in turn (< 2 % GPU memory headroom)."),
     "cold_start": BASE.with_(
         name="cold_start", cause="cold_start", instances=4, late_instance_s=600.0, warmup_ms=6000.0, warmup_s=240.0,
         description="A replica scales out mid-run and serves its first minutes cold (weights loading, caches empty)."),

@@ -79,3 +79,16 @@ class UpProcess:
             f"print(json.dumps(client.query_rows({sql!r}), default=str))"
         )
         return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
+
+
+def logged_in(base_url: str, username: str, password: str) -> requests.Session:
+    """A browser-like session of the dashboard: the login form's CSRF cookie and token, then the form posted."""
+    session = requests.Session()
+    session.get(f"{base_url}/login/", timeout=30)
+    response = session.post(f"{base_url}/login/", timeout=30, allow_redirects=False,
+                            data={"username": username, "password": password,
+                                  "csrfmiddlewaretoken": session.cookies["csrftoken"]},
+                            headers={"Referer": f"{base_url}/login/"})
+    if response.status_code != 302:
+        raise RuntimeError(f"login as {username} failed: {response.status_code}")
+    return session

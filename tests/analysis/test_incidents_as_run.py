@@ -6,6 +6,7 @@ The issue's bar: every service judged within 3 minutes of the burst, recall >= 9
 error <= 120 s, verdicts >= 90 %; asked again a few minutes later, the same incidents under the same ids. Shapes and
 seeds are this test's own (the accuracy test's cases start at 22 m; these elsewhere).
 """
+import re
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -13,8 +14,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from simulator.scenarios import PRESETS
-from tests.fleet import Case, ONSET_S, ask, score, send_burst, wait_judged
-from tests.live import UpProcess
+from tests.fleet import Case, ONSET_S, _iso, ask, score, send_burst, wait_judged
+from tests.live import UpProcess, logged_in
 
 pytestmark = pytest.mark.slow
 HEALTHY, SLOWER = PRESETS["healthy"], PRESETS["healthy"].with_(rps=2.0)
@@ -37,7 +38,8 @@ CASES = [
 def test_a_burst_is_judged_whole_through_the_running_product(tmp_path):
     up = UpProcess(tmp_path, LOG_LEVEL="WARNING")
     up.manage("migrate", "--noinput")
-    key = up.manage("create_api_key", "--project", "p1", "--scope", "ingest,read").strip()
+    up.manage("ensure_demo_login")  # the admin login and an ingest+read key of the project "demo", as `make run`
+    key = (tmp_path / "demo_key").read_text()
     up.start()
     stop = threading.Event()
     try:
@@ -61,6 +63,13 @@ def test_a_burst_is_judged_whole_through_the_running_product(tmp_path):
         for case in CASES:  # an empty list is "none" only for a window judged to its end
             doc = ask(up.url, key, case.service, start, end)
             assert doc["pending"] == 0 and doc["judged_until"] == doc["end"], (case.service, doc["pending"])
+        # the Overview, the team's home, lists every one of them, each linked to its page
+        page = logged_in(up.url, "admin", (tmp_path / "demo_password").read_text()).get(
+            f"{up.url}/", params={"project": "demo", "start": _iso(start), "end": _iso(end + timedelta(minutes=1))},
+            timeout=60)
+        listed = set(re.findall(r'<li data-incident="(\d+)"><a href="/incidents/(\d+)/', page.text))
+        expected = {str(i) for ids in again.ids.values() for i in ids}
+        assert {a for a, b in listed if a == b} == expected, (sorted(listed), sorted(expected))
     finally:
         stop.set()
         up.stop()

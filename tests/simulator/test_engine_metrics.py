@@ -60,6 +60,14 @@ def test_each_engine_preset_carries_its_signature(seed):
     assert starts[3] - starts[0] == pytest.approx(600.0)  # the fourth replica starts 10 minutes in
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_oom_kills_restart_the_engines_with_no_headroom(seed):
+    engine, _ = _metrics("oom_kills", seed)
+    used, free = _all(engine, "DCGM_FI_DEV_FB_USED"), _all(engine, "DCGM_FI_DEV_FB_FREE")
+    assert max(u / (u + f) for u, f in zip(used, free)) >= 0.98
+    assert max(_all(engine, "kube_pod_container_status_restarts_total")) >= 1
+
+
 def test_healthy_metrics_trip_none_of_the_engine_nodes():
     engine, _ = _metrics("healthy")
     usage = sorted(_all(engine, "vllm:kv_cache_usage_perc"))

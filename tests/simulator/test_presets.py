@@ -46,7 +46,7 @@ def reuse(recs):
 COVERED = {"healthy", "queue_backlog", "admission_gap", "preprocessing", "prefill_pressure", "decode_throughput",
            "connection_churn", "retry_amplification", "post_processing", "network_overhead", "noisy_tenant", "steady_slow",
            # the engine presets: their spans here, their metrics in tests/simulator/test_engine_metrics.py
-           "kv_cache_pressure", "gpu_memory_pressure", "cold_start", "batching_delay"}
+           "kv_cache_pressure", "gpu_memory_pressure", "cold_start", "batching_delay", "oom_kills"}
 
 
 def test_every_preset_has_a_signature_test():
