@@ -336,7 +336,8 @@ def missing(evidence: Evidence, steps: dict[str, dict]) -> list[str]:
     advice = []
     if steps["ttft_p95"]["answer"] == "unknown":
         advice.append("TTFT is not measured: send a `first_token` event, or set "
-                      "`gen_ai.response.time_to_first_chunk` (stream the calls)")
+                      "`gen_ai.response.time_to_first_chunk` (client instrumentations give it only for calls they saw "
+                      "stream)")
     if steps["decode_speed"]["answer"] == "unknown":
         if not evidence.buckets.t_stream.count:
             advice.append("Stream time is not measured: send a `last_token` event (or end the span at the last "

@@ -162,9 +162,11 @@ FIXES: dict[str, list[dict]] = {
         fix("Send the lifecycle events on each attempt span (queued, admitted, first_token, last_token, released) and "
             "the token counts, as README \"The span convention\" describes; the coverage strip on every page shows "
             "what is missing", ("readme", "The span convention")),
-        fix("With an OpenTelemetry GenAI instrumentation, stream the calls you want timed: a first-chunk time "
-            "(gen_ai.response.time_to_first_chunk, or a first-token event) is what TTFT is made of",
-            ("readme", "The span convention")),
+        fix("A client instrumentation gives TTFT only for a call it saw stream (a first-chunk time: "
+            "gen_ai.response.time_to_first_chunk, OpenLIT's gen_ai.server.time_to_first_token with "
+            "gen_ai.request.stream, OpenLLMetry's chunk events): if your calls stream, check that the instrumentation "
+            "records it; if they do not, TTFT is the whole call and only a first_token event from the server can "
+            "split it", ("readme", "The span convention")),
     ],
 }
 

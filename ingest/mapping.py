@@ -149,6 +149,19 @@ def _genai_ttft() -> str:
     return " OR ".join(_has(k) for k in GENAI_TTFT)
 
 
+def _genai_streamed() -> str:
+    """A GenAI span whose first-chunk time is a first token: the OTel attribute, or OpenLIT's with
+    gen_ai.request.stream true (OpenLIT sets it on a call that did not stream too, equal to the whole duration:
+    there it is no first token)."""
+    return (f"{_has(GENAI_TTFT[0])} OR ({_has(GENAI_TTFT[1])} "
+            f"AND sa_text['gen_ai.request.stream'] IN ('true', 'True', '1'))")
+
+
+def _genai_first_token() -> str:
+    return (f"coalesce({_after_start(GENAI_TTFT[0])}, "
+            f"if({_genai_streamed()}, {_after_start(GENAI_TTFT[1])}, NULL))")
+
+
 def _after_start(seconds_key: str) -> str:
     """span start + a duration attribute in seconds (vLLM, GenAI), in ns; NULL when absent or not sane.
 
@@ -233,13 +246,13 @@ def _instants() -> dict[str, str]:
         "first_token_ns": (
             f"multiIf(form = 'native', {_event('first_token')}, "
             f"form = 'vllm', {_after_start('gen_ai.latency.time_to_first_token')}, "
-            f"form = 'genai', coalesce({', '.join(_after_start(k) for k in GENAI_TTFT)}), "
+            f"form = 'genai', {_genai_first_token()}, "
             f"form = 'openllmetry', nullIf(arrayMin({chunk_times}), 0), "
             f"form = 'openinference', {_event(FIRST_TOKEN_EVENT)}, NULL)"
         ),
         "last_token_ns": (
             f"multiIf(form = 'native', {_event('last_token')}, form = 'vllm', {_after_start('gen_ai.latency.e2e')}, "
-            f"form = 'genai' AND ({_genai_ttft()}), end_ns, "
+            f"form = 'genai' AND ({_genai_streamed()}), end_ns, "
             f"form = 'openllmetry', nullIf(arrayMax({chunk_times}), 0), "
             f"form = 'openinference' AND {streamed_openinference}, end_ns, NULL)"
         ),
@@ -265,7 +278,9 @@ COLUMNS = {
     "trace_id": "lower(hex(s.trace_id))",
     "span_id": "lower(hex(s.span_id))",
     "parent_span_id": "lower(hex(s.parent_span_id))",
-    "run_id": f"coalesce(nullIf({text('llm.run.id', 256)}, ''), lower(hex(s.trace_id)))",
+    # a run: llm.run.id, else LiteLLM's call id (shared by a failed try and its retry), else the trace
+    "run_id": f"coalesce(nullIf({text('llm.run.id', 256)}, ''), nullIf({text('litellm.call_id', 256)}, ''), "
+              "lower(hex(s.trace_id)))",
     "role": "role",
     "form": "form",
     "name": "leftUTF8(toValidUTF8(s.name), 512)",

@@ -1,8 +1,8 @@
 -- Recompute the request_buckets rows of one project's attempts queued in [start, end): the attempts
 -- view's buckets plus stage sums (ms) from stage spans under the attempt (the view's own_*_ms) and under the run's
 -- root span (the attempt's parent: where retrieval and tool stages live). A stage kind with no span is NULL.
--- t_retry is NULL when the run is unknowable: the span names no llm.run.id, llm.attempt or
--- http.request.resend_count, so other attempts of its trace need not be tries of the same request.
+-- t_retry is NULL when the run is unknowable: the span names no llm.run.id, llm.attempt,
+-- http.request.resend_count or litellm.call_id, so other attempts of its trace need not be tries of the same request.
 INSERT INTO request_buckets
 WITH stage_sums AS
 (
@@ -25,7 +25,8 @@ SELECT
     a.start_at, assumeNotNull(a.queued_at), a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
     a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
     if(mapContains(a.span_attributes, 'llm.run.id') OR mapContains(a.resource_attributes, 'llm.run.id')
-       OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count'),
+       OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count')
+       OR mapContains(a.span_attributes, 'litellm.call_id'),
        a.t_retry_ms, NULL),
     a.ttft_ms, a.total_ms,
     if(a.own_prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(a.own_prep_ms, 0) + coalesce(p.prep_ms, 0)),

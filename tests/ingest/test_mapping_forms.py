@@ -227,6 +227,20 @@ def test_openlits_server_time_to_first_token_is_the_genai_first_chunk(alpha, ing
     assert buckets(row) + (round(row["ttft_ms"], 1),) == (None, None, None, 999.8, 0, 300.2)
 
 
+def test_openlits_time_to_first_token_without_stream_is_not_a_first_token(alpha, ingest):
+    """OpenLIT sets gen_ai.server.time_to_first_token on a call that did not stream too, equal to the whole
+    duration: TTFT and t_stream are not measured there (never a TTFT equal to the total)."""
+    project, key = alpha
+    s = f.span(name="chat gpt-4o", duration_ms=1300, kind=Span.SPAN_KIND_CLIENT, attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o",
+        "gen_ai.request.stream": False, "gen_ai.server.time_to_first_token": 1.3,
+        "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 20})
+    ingest(key, f.request(s, service="openlit-app"))
+    [row] = attempts(project.id)
+    assert row["form"] == "genai" and (row["ttft_ms"], row["total_ms"]) == (None, 1300)
+    assert buckets(row)[2:4] == (None, None)
+
+
 def test_an_internal_span_with_only_a_model_name_is_not_an_attempt(alpha, ingest):
     """LiteLLM's proxy sets gen_ai.request.model on INTERNAL `route …` and fastapi.dependencies spans around its
     call: those are not attempts; the call (CLIENT) is, and so is an INTERNAL span the native form marks."""
@@ -241,3 +255,28 @@ def test_an_internal_span_with_only_a_model_name_is_not_an_attempt(alpha, ingest
     rows = spans(project.id, "name, role", order="name")
     assert [tuple(r) if not isinstance(r, dict) else (r["name"], r["role"]) for r in rows] == [
         ("litellm_request", "attempt"), ("my attempt", "attempt"), ("route /chat/completions", "other")]
+
+
+def test_litellm_tries_sharing_a_call_id_are_one_run_with_t_retry(alpha, ingest):
+    """LiteLLM's failed try and its retry are separate spans (separate traces) sharing litellm.call_id: one run of
+    two attempts, the failed one first, t_retry from the first try's start to the retry's."""
+    from datetime import timedelta
+
+    from analysis.materialize import materialize
+    from store import client
+
+    project, key = alpha
+    call = {"gen_ai.request.model": "gpt-4o", "litellm.call_id": "c-42", "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai"}
+    failed = f.span(name="litellm_request", duration_ms=200, kind=Span.SPAN_KIND_CLIENT, attributes=call,
+                    status_code=f.Status.STATUS_CODE_ERROR)
+    retry = f.span(name="litellm_request", start_ns=failed.end_time_unix_nano + 300 * f.MS, duration_ms=1300,
+                   kind=Span.SPAN_KIND_CLIENT, attributes=call)
+    ingest(key, f.request(failed, retry, service="litellm-proxy"))
+    rows = spans(project.id, "run_id, status", order="start_at")
+    assert [(r["run_id"], r["status"]) for r in rows] == [("c-42", "error"), ("c-42", "unset")]
+    materialize(project.id, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
+    [(count, t_retry)] = client.query_rows(
+        "SELECT run_attempt_count, t_retry_ms FROM request_buckets WHERE project_id = {p:UInt32} AND run_id = 'c-42' "
+        "AND t_retry_ms IS NOT NULL", {"p": project.id})
+    assert (count, round(t_retry)) == (2, 500)
