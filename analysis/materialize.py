@@ -36,6 +36,7 @@ def materialize(project_id: int, start: datetime, end: datetime, now: datetime |
     client.command(_sql("materialize_request_buckets"), parameters=params)
     client.command(_sql("mark_materialized_hours"), parameters={
         **params, "hours": [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]})
+    client.command(_sql("materialize_layer_links"), parameters=params)  # reads the hours' rows just marked
     aggregates.after_materialize(project_id, lo, hi, now or datetime.now(timezone.utc))
     [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters={
         **params, "start": utc_naive(start), "end": utc_naive(end)})

@@ -1,0 +1,84 @@
+"""Across layers: a gateway's server span, its call (an attempt) and the engine's attempt under that call, in one
+trace, sent by two services; the cross-layer buckets computed when attempts are materialized, whichever side
+arrives first."""
+from datetime import timedelta
+
+import pytest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from analysis import layers
+from analysis.materialize import materialize
+from tests import factories as f
+
+GATEWAY, ENGINE = "chat-gw", "llm-70b"
+WINDOW = (f.BASE - timedelta(minutes=5), f.BASE + timedelta(hours=1))
+
+
+def request_path(start_ns: int, server_ms=1500.0, call_ms=1300.0, call_ttft_s=0.5, engine_at_ms=30.0,
+                 engine_ms=1240.0, engine_ttft_s=0.45, via_http=False):
+    """The gateway's server span, its GenAI call, optionally an HTTP client span, and vLLM's span under it."""
+    server = f.span(name="POST /v1/chat/completions", start_ns=start_ns, duration_ms=server_ms,
+                    kind=Span.SPAN_KIND_SERVER)
+    call = f.span(name="chat llama-70b", start_ns=start_ns + 100 * f.MS, duration_ms=call_ms,
+                  kind=Span.SPAN_KIND_CLIENT, trace_id=server.trace_id, parent=server, attributes={
+                      "gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.request.model": "llama-70b",
+                      "gen_ai.response.time_to_first_chunk": call_ttft_s})
+    above = call
+    extra = []
+    if via_http:
+        above = f.span(name="POST", start_ns=start_ns + 105 * f.MS, duration_ms=call_ms - 10, kind=Span.SPAN_KIND_CLIENT,
+                       trace_id=server.trace_id, parent=call, attributes={"http.request.method": "POST"})
+        extra = [above]
+    engine = f.span(name="llm_request", start_ns=start_ns + int((100 + engine_at_ms) * f.MS), duration_ms=engine_ms,
+                    kind=Span.SPAN_KIND_SERVER, trace_id=server.trace_id, parent=above, attributes={
+                        "gen_ai.request.model": "llama-70b", "gen_ai.latency.time_in_queue": 0.1,
+                        "gen_ai.latency.time_to_first_token": engine_ttft_s, "gen_ai.latency.e2e": engine_ms / 1000})
+    return [server, call, *extra], [engine]
+
+
+def test_the_buckets_between_the_layers(alpha, ingest):
+    project, key = alpha
+    gw, eng = request_path(f.BASE_NS + 60 * 10**9)
+    gw2, eng2 = request_path(f.BASE_NS + 120 * 10**9, via_http=True, call_ttft_s=0.8, engine_ttft_s=0.45)
+    ingest(key, f.request(*gw, *gw2, service=GATEWAY), f.request(*eng, *eng2, service=ENGINE, instance="gpu-0"))
+    materialize(project.id, *WINDOW)
+    found = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    assert (found.attempts, found.linked, found.seen_at_one_layer) == (2, 2, 0)
+    [edge] = found.engines
+    assert (edge.gateway, edge.engine, edge.calls, edge.instances) == (GATEWAY, ENGINE, 2, 1)
+    b = found.pooled.buckets
+    # t_gateway = 1500 - 1300 both times; network TTFT 500 - 450 and 800 - 450; total 1300 - 1240 both times
+    assert (b["t_gateway"]["p50"], b["t_gateway"]["count"]) == (pytest.approx(200), 2)
+    assert sorted([b["t_network_ttft"]["p50"], b["t_network_ttft"]["p95"]]) == [pytest.approx(50 + 0.5 * 300),
+                                                                              pytest.approx(50 + 0.95 * 300)]
+    assert b["t_network_total"]["p95"] == pytest.approx(60)
+    # the engine side knows nothing of it: its own attempts are not calls
+    assert layers.for_gateway(project.id, ENGINE, *WINDOW).pooled is None
+    assert [(e.gateway, e.engine) for e in layers.edges(project.id, *WINDOW, service=ENGINE)] == [(GATEWAY, ENGINE)]
+
+
+def test_a_layer_arriving_later_is_joined_when_it_arrives_and_one_layer_is_not_zero(alpha, ingest):
+    project, key = alpha
+    gw, eng = request_path(f.BASE_NS + 60 * 10**9)
+    ingest(key, f.request(*gw, service=GATEWAY))
+    materialize(project.id, *WINDOW)
+    alone = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    assert (alone.attempts, alone.linked, alone.seen_at_one_layer, alone.pooled) == (1, 0, 1, None)
+    assert alone.to_json()["buckets"]["t_network_ttft"] == {"p50": None, "p95": None, "count": 0}  # not 0
+    ingest(key, f.request(*eng, service=ENGINE))
+    materialize(project.id, *WINDOW)  # the engine's hour is dirty now; its recompute finds the call
+    joined = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    assert (joined.linked, joined.bucket("t_network_total")) == (1, pytest.approx(60))
+    materialize(project.id, *WINDOW)  # recomputing keeps one link, not two
+    assert layers.for_gateway(project.id, GATEWAY, *WINDOW).engines[0].calls == 1
+
+
+def test_without_a_server_span_t_gateway_is_not_measured(alpha, ingest):
+    project, key = alpha
+    gw, eng = request_path(f.BASE_NS + 60 * 10**9)
+    server, call = gw
+    call.ClearField("parent_span_id")
+    ingest(key, f.request(call, service=GATEWAY), f.request(*eng, service=ENGINE))
+    materialize(project.id, *WINDOW)
+    b = layers.for_gateway(project.id, GATEWAY, *WINDOW).pooled.buckets
+    assert b["t_gateway"] == {"p50": None, "p95": None, "count": 0} and b["t_network_ttft"]["count"] == 1
