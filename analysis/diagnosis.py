@@ -23,7 +23,8 @@ from analysis.wording import fmt
 
 VERDICTS = (
     "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
-    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "cold_start", "kv_cache_pressure",
+    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "gateway_overhead", "cold_start",
+    "kv_cache_pressure",
     "gpu_memory_pressure", "batching_delay", "ttft_unexplained", "healthy", "insufficient_data",
 )
 # The nodes answered by the serving engine's own metrics (analysis.engine_series): the Diagnosis page links them
@@ -44,6 +45,13 @@ def shortest_ttft_p50(segments: dict[str, Segment], thresholds: Thresholds) -> f
     usable = [seg.ttft_p50 for name, seg in segments.items()
               if name != "unknown" and (seg.count or 0) >= thresholds.prefill_min_count and seg.ttft_p50 is not None]
     return usable[0] if usable else None
+
+
+def network_share(evidence: Evidence) -> float | None:
+    """The network's share of first-token time: from `network` stage spans, else from the layers (the gap between
+    the gateway call's TTFT and the engine's, over the call's TTFT, at p95) when the engine was traced too."""
+    stage = evidence.stages.network_share_of_first_token
+    return stage if stage is not None else evidence.layers.network_share_of_ttft
 
 
 def failed_share(evidence: Evidence) -> float | None:
@@ -100,7 +108,13 @@ FLOWCHART = [
     # Seed 002's dominance triage: post-processing that takes a large share of every request is a
     # throughput limiter of its own, whatever TTFT does, so it is asked before the TTFT branch.
     Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
-         metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="ttft_p95", unit="%"),
+         metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="gateway_share",
+         unit="%"),
+    # Across layers (analysis/layers.py): a gateway traced together with the engine it calls knows its own time,
+    # outside its calls (auth, quota checks, routing, buffering): seed 000's Bottleneck 5 measured hop by hop.
+    Node("gateway_share", "Does time inside the gateway take a large share of its requests (t_gateway share at "
+         "p50)?", metric(lambda e: e.layers.gateway_share), "gateway_share", yes="gateway_overhead", no="ttft_p95",
+         unit="%"),
     Node("ttft_p95", "Is TTFT high (p95, ms)?", metric(lambda e: e.buckets.ttft.p95), "ttft_p95_ms",
          yes="ttft_decode", no="decode_speed", unit="ms",
          bound=metric(lambda e: e.buckets.total.p95), bound_name="total p95"),
@@ -112,9 +126,9 @@ FLOWCHART = [
          yes="churn_spearman", no="network_share", unit="per success"),
     Node("churn_spearman", "Does TTFT p95 rise with churn per window (Spearman)?",
          metric(lambda e: e.churn.spearman_ttft_p95), "churn_spearman", yes="connection_churn", no="network_share", unit="corr"),
-    Node("network_share", "Is the network a large share of first-token time?",
-         metric(lambda e: e.stages.network_share_of_first_token), "network_share", yes="network_overhead",
-         no="after_start", unit="%"),
+    Node("network_share", "Is the network a large share of first-token time (network stage spans, or the gap "
+         "between the gateway's and the engine's TTFT)?", metric(network_share), "network_share",
+         yes="network_overhead", no="after_start", unit="%"),
     # Seed 000's leaf for high TTFT with decode normal: "check KV cache, GPU memory, cold starts"; seed 004: "high
     # utilization with empty queues suggests batching misconfiguration". Each needs positive evidence; a node the
     # data cannot answer (no engine metrics) answers unknown and the walk goes on, down to ttft_unexplained.
@@ -179,6 +193,7 @@ CAUSES: dict[str, list[tuple[str, ...]]] = {
     "batching_delay": [("ttft_p95", "gpu_busy", "queue_empty", "short_prompts_slow")],
     "decode_throughput": [("decode_speed",)],
     "post_processing": [("post_share",)],
+    "gateway_overhead": [("gateway_share",)],
 }
 # Causes a verdict already explains: an admission gap or retry storm is a backlog by construction.
 IMPLIED = {"admission_gap": {"queue_backlog"}, "retry_amplification": {"queue_backlog"}}
@@ -203,6 +218,7 @@ LABELS = {
     "restarts": "restarts", "gpu_busy": "GPU utilisation", "queue_empty": "minutes with an empty engine queue",
     "short_prompts_slow": "TTFT p50 of the shortest prompts", "prefix_cache_miss": "prefix cache miss rate",
     "engine_restarts": "restarts", "memory_headroom": "GPU memory used", "failing_attempts": "failed attempts",
+    "gateway_share": "t_gateway share at p50",
 }
 
 

@@ -8,6 +8,7 @@ from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
 from analysis.evidence import collect
 from analysis.models import ServiceCost
+from analysis.recommendations import recommend
 from analysis.thresholds import configured
 from analysis.windows import check_window
 from store.concurrent import beside
@@ -33,7 +34,48 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
         covered = covering.result()
     evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
                                                                        evidence.successful_runs_per_hour))
-    return {**diagnose(evidence, configured()), "evidence": evidence.to_json(), "coverage": covered}
+    result = diagnose(evidence, configured())
+    if evidence.layers.engines and result["verdict"] not in QUIET:
+        result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end))
+    return {**result, "evidence": evidence.to_json(), "coverage": covered}
+
+
+QUIET = ("healthy", "insufficient_data")  # verdicts that ask nothing of the engines below
+ENGINES_ASKED = 2  # a gateway's busiest engines whose own diagnosis is read
+
+
+def engine_causes(project_id: int, engines: list[dict], start: datetime, end: datetime) -> list[dict]:
+    """The own diagnosis of the busiest engines a gateway called, over the same window: [{"service", "verdict",
+    "evidence"}] for those with a cause ("engine llm-70b: t_queue p95 4.1 s"). Their own layers are not followed."""
+    found = []
+    for edge in engines[:ENGINES_ASKED]:
+        evidence = collect(project_id, edge["engine"], start, end)
+        if evidence.requests:
+            answer = diagnose(evidence, configured())
+            if answer["verdict"] not in QUIET:
+                found.append({"service": edge["engine"], "verdict": answer["verdict"],
+                              "evidence": first_yes(answer["path"])})
+    return found
+
+
+def first_yes(path: list[dict]) -> str:
+    """What decided an engine's verdict, as its path says it: "t_queue p95 4.1 s is above 1 s"."""
+    step = next((s for s in path if s["answer"] == "yes"), None)
+    return step["text"].rsplit(" → ", 1)[0] if step else ""
+
+
+def with_engine_causes(result: dict, causes: list[dict]) -> dict:
+    """A gateway's diagnosis with its engines' causes: each a finding; and when nothing at the gateway explains its
+    slow first token (ttft_unexplained), the first engine's cause is the verdict, with that engine as evidence."""
+    findings = [{"kind": "engine", "code": c["verdict"], "service": c["service"],
+                 "message": f"engine {c['service']}: {c['verdict']} ({c['evidence']})"} for c in causes]
+    result = {**result, "findings": result["findings"] + findings}
+    if causes and result["verdict"] == "ttft_unexplained":
+        top = causes[0]
+        why = f"because engine {top['service']}: {top['evidence']}"
+        result.update(verdict=top["verdict"], engine_cause=top,
+                      recommendations=recommend(top["verdict"], why=why))
+    return result
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

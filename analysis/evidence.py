@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
-from analysis import engine_series, queries, stats, sweeps
+from analysis import engine_series, layers, queries, stats, sweeps
 from analysis.buckets import PARTS
 from analysis.evidence_types import (
     LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence,
@@ -45,14 +45,15 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     # The scheduler sweep starts first and runs beside the rest: it is the longest of a window not cut at hours, and
     # only the tenants' reads wait for it; the instance starts begin as soon as the distribution is in.
     with beside(lambda: sweeps.sweep(*args, bucket_ms=width, limit=top)) as sweeping:
-        minutes, dist, shares, by_segment, retry, engine = gather(
+        minutes, dist, shares, by_segment, retry, engine, layered = gather(
             lambda: queries.churn_windows(*args, **narrow),
             lambda: queries.bucket_distribution(*args, **narrow),
             lambda: queries.request_shares(*args, **narrow),
             lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
                                                            **narrow),
             lambda: queries.retry_summary(*args, **narrow),
-            lambda: engine_series.summary(project_id, service, start, end))
+            lambda: engine_series.summary(project_id, service, start, end),
+            lambda: layers.for_gateway(project_id, service, start, end).evidence())
         window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
         if not dist["requests"]:
             return _empty(window, buckets)
@@ -78,7 +79,7 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
         success_rate=stats.ratio(retry["successful_runs"], retry["runs"]),
         successful_runs_per_hour=per_hour(retry["successful_runs"], window_ms),
         engine=engine,
-        instance_starts=starts["starts"], cold_start_share=starts["share"],
+        instance_starts=starts["starts"], cold_start_share=starts["share"], layers=layered,
     )
 
 

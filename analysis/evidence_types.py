@@ -221,6 +221,22 @@ class Retries(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class Layers(Record):
+    """The service as a gateway: its calls seen at both layers (analysis.layers); None: not measured."""
+    linked: int = 0  # its attempts that are calls linked to an engine's attempt in the same trace
+    seen_at_one_layer: int = 0  # its attempts without one (no engine span under them, or none traced)
+    t_gateway_p50: float | None = None  # ms: its server span outside its calls
+    t_gateway_p95: float | None = None
+    t_network_ttft_p50: float | None = None  # ms: the call's TTFT minus the engine's
+    t_network_ttft_p95: float | None = None
+    t_network_total_p50: float | None = None  # ms: the call's total minus the engine's
+    t_network_total_p95: float | None = None
+    gateway_share: float | None = None  # p50 of t_gateway / (t_gateway + the call's total), per request
+    network_share_of_ttft: float | None = None  # t_network_ttft p95 / the linked calls' TTFT p95
+    engines: list = field(default_factory=list)  # [{"service", "calls", "instances", "call_ttft_p95", ...}]
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence(Record):
     """Everything the diagnosis reads about one service window (see analysis.evidence.collect)."""
     window: Window
@@ -241,6 +257,7 @@ class Evidence(Record):
     engine: Engine = field(default_factory=Engine)  # the engine's metrics (analysis.engine_series)
     instance_starts: list = field(default_factory=list)  # [instance, ISO first attempt] of instances started in it
     cold_start_share: float | None = None  # share of TTFT outliers in the minutes after an instance started
+    layers: Layers = field(default_factory=Layers)  # the calls to engines seen at both layers (analysis.layers)
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -9,6 +9,7 @@ diagnosis and pages, with how many of its attempts were seen at one layer only.
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.evidence_types import Layers as LayerEvidence
 from analysis.windows import utc_naive
 from store import client
 from store.sql import SqlFiles
@@ -29,6 +30,7 @@ class Edge:
     engine_ttft_p95: float | None = None
     call_total_p95: float | None = None
     engine_total_p95: float | None = None
+    gateway_share_p50: float | None = None  # of t_gateway / (t_gateway + the call's total), per request
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,22 @@ class Layers:
 
     def bucket(self, name: str, level: str = "p95") -> float | None:
         return self.pooled.buckets[name][level] if self.pooled else None
+
+    def evidence(self) -> LayerEvidence:
+        """What the diagnosis reads (analysis.evidence_types.Layers)."""
+        p = self.pooled
+        if p is None:
+            return LayerEvidence(seen_at_one_layer=self.seen_at_one_layer)
+        b = p.buckets
+        network = b["t_network_ttft"]["p95"]
+        return LayerEvidence(
+            linked=self.linked, seen_at_one_layer=self.seen_at_one_layer,
+            t_gateway_p50=b["t_gateway"]["p50"], t_gateway_p95=b["t_gateway"]["p95"],
+            t_network_ttft_p50=b["t_network_ttft"]["p50"], t_network_ttft_p95=network,
+            t_network_total_p50=b["t_network_total"]["p50"], t_network_total_p95=b["t_network_total"]["p95"],
+            gateway_share=p.gateway_share_p50,
+            network_share_of_ttft=network / p.call_ttft_p95 if network is not None and p.call_ttft_p95 else None,
+            engines=[_edge_json(e) for e in self.engines])
 
     def to_json(self) -> dict:
         return {"attempts": self.attempts, "linked": self.linked, "seen_at_one_layer": self.seen_at_one_layer,
@@ -69,7 +87,8 @@ def _edge(row: dict) -> Edge:
     return Edge(gateway=row["gateway_service"], engine=row["engine_service"], calls=int(row["calls"]),
                 instances=int(row["instances"]), buckets=buckets, call_ttft_p95=_num(row["call_ttft_p95"]),
                 engine_ttft_p95=_num(row["engine_ttft_p95"]), call_total_p95=_num(row["call_total_p95"]),
-                engine_total_p95=_num(row["engine_total_p95"]))
+                engine_total_p95=_num(row["engine_total_p95"]),
+                gateway_share_p50=_num(row["gateway_share_p50"]) if int(row["t_gateway_n"]) else None)
 
 
 def _num(value) -> float | None:
@@ -80,7 +99,8 @@ def _num(value) -> float | None:
 def _edge_json(e: Edge) -> dict:
     return {"gateway": e.gateway, "engine": e.engine, "calls": e.calls, "instances": e.instances,
             "buckets": e.buckets, "call_ttft_p95": e.call_ttft_p95, "engine_ttft_p95": e.engine_ttft_p95,
-            "call_total_p95": e.call_total_p95, "engine_total_p95": e.engine_total_p95}
+            "call_total_p95": e.call_total_p95, "engine_total_p95": e.engine_total_p95,
+            "gateway_share_p50": e.gateway_share_p50}
 
 
 def edges(project_id: int, start, end, service: str = "") -> list[Edge]:

@@ -114,6 +114,13 @@ FIXES: dict[str, list[dict]] = {
         fix("Co-locate calling services and inference endpoints; measure RTT independently",
             ("004", "Geographic placement"), ("004", "Client and regional effects")),
     ],
+    "gateway_overhead": [
+        fix("Simplify gateway logic for latency-sensitive routes: auth and quota checks, routing and logging on the hot "
+            "path add latency that has nothing to do with the model", ("000", B5)),
+        fix("Check the streaming proxy configuration: a gateway that buffers the response adds its whole length to the "
+            "first token", ("000", B5)),
+        fix("Do not log full prompts synchronously on the hot path", ("004", "Inference hygiene checklist")),
+    ],
     "cold_start": [
         fix("Keep minimum instances or pre-warmed pools so a scale-up does not put users on a cold replica",
             ("004", "Cold start and warm pools")),

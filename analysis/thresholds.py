@@ -58,6 +58,8 @@ class Thresholds:
     prefix_cache_miss_rate: float = 0.7
     # t_post share of request time (p50): post_processing preset 0.38, healthy 0.005.
     post_share: float = 0.15
+    # t_gateway share of a gateway's request (p50; analysis/layers.py): a proxy adding tens of ms to a 1 s call ~0.03.
+    gateway_share: float = 0.2
     # A tenant is an outlier when its TTFT or total p95 is this many times the service's, over enough requests.
     tenant_outlier_ratio: float = 3.0
     tenant_min_count: int = 20
@@ -99,7 +101,7 @@ DEFAULT = Thresholds()
 # Values with a narrower range than "a number >= 0": shares of time or requests, and rank correlations.
 SHARES = {"queue_share", "gap_fraction", "prep_share", "network_share", "post_share", "noisy_in_flight_share",
           "min_success_rate", "incident_floor_share", "cold_start_share", "kv_cache_usage", "gpu_memory_used_share",
-          "gpu_utilization", "queue_empty_share", "prefix_cache_miss_rate", "failed_attempt_share"}
+          "gpu_utilization", "queue_empty_share", "prefix_cache_miss_rate", "failed_attempt_share", "gateway_share"}
 CORRELATIONS = {"retry_queue_spearman", "churn_spearman"}
 UNKNOWN_NAME, BAD_VALUE = "analysis.E001", "analysis.E002"
 

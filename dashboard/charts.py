@@ -349,3 +349,17 @@ def engine_queue_chart(minutes: list, window) -> dict:
                          "x": [m.minute.isoformat() for m in mine], "y": [getattr(m, name) for m in mine]})
     return figure(data, "Queue depth and in flight from the engine's metrics (mean per minute)", "requests",
                   xaxis=time_axis(*window), hovermode="x unified")
+
+
+def service_map(edges: list) -> dict:
+    """A Sankey of calls: gateways on the left, the engines they call on the right, a link's width its calls."""
+    names = list(dict.fromkeys([e.gateway for e in edges] + [e.engine for e in edges]))
+    index = {n: i for i, n in enumerate(names)}
+    hover = [f"{text(e.gateway)} → {text(e.engine)}: {e.calls} calls, network TTFT p95 "
+             f"{fmt(e.buckets['t_network_ttft']['p95'], 'ms')}" for e in edges]
+    data = [{"type": "sankey", "orientation": "h", "arrangement": "snap",
+             "node": {"label": [text(n) for n in names], "pad": 18, "thickness": 16},
+             "link": {"source": [index[e.gateway] for e in edges], "target": [index[e.engine] for e in edges],
+                      "value": [e.calls for e in edges], "customdata": hover,
+                      "hovertemplate": "%{customdata}<extra></extra>"}}]
+    return figure(data, "Calls between services", height=120 + 40 * len(names))

@@ -21,6 +21,7 @@ LINKS = {
     "short_prompts_slow": [("prompts", {})], "prefix_cache_miss": [("engine", {}), ("prompts", {})],
     "engine_restarts": [("engine", {})], "memory_headroom": [("engine", {})],
     "failing_attempts": [("runs", {"retried": "1"})],
+    "gateway_share": [("service-map", {})],
 }
 TITLES = {"scheduler": "scheduler", "runs": "runs", "overview": "overview", "prompts": "prompt length",
-          "connections": "connections", "tenants": "tenants", "engine": "engine"}
+          "connections": "connections", "tenants": "tenants", "engine": "engine", "service-map": "service map"}

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from dashboard.views import budgets, connections, diagnosis, engine, incidents, keys, overview, prompts, reviews, runs
-from dashboard.views import alert_rules, scheduler, tenants, webhooks
+from dashboard.views import alert_rules, scheduler, service_map, tenants, webhooks
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("engine/", engine.engine, name="engine"),
     path("tenants/", tenants.tenants, name="tenants"),
     path("prompts/", prompts.prompts, name="prompts"),
+    path("service-map/", service_map.service_map, name="service-map"),
     path("runs/", runs.runs, name="runs"),
     path("runs/<path:run_id>/", runs.run, name="run"),
     path("keys/", keys.keys, name="keys"),

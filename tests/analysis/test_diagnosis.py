@@ -47,7 +47,8 @@ def test_healthy_traffic_has_no_findings_and_no_fixes():
     # queue p95 0, share 0, prep 0.20, t_post share 0.005, TTFT 256 ms, 16 ms/token, retry rate 0.006: all "no";
     # then the stability branch, unknown without engine metrics
     assert [(s["node"], s["answer"]) for s in result["path"]] == [
-        ("queue_p95", "no"), ("queue_share", "no"), ("prep_share", "no"), ("post_share", "no"), ("ttft_p95", "no"),
+        ("queue_p95", "no"), ("queue_share", "no"), ("prep_share", "no"), ("post_share", "no"),
+        ("gateway_share", "unknown"), ("ttft_p95", "no"),
         ("decode_speed", "no"), ("retry_rate", "no"), ("engine_restarts", "unknown"), ("memory_headroom", "unknown")]
 
 
@@ -269,3 +270,23 @@ def test_a_handful_of_runs_gets_no_verdict_but_keeps_its_observations():
     assert diagnose(samples.retry_amplification(retries__runs=30))["verdict"] == "retry_amplification"
     assert diagnose(samples.retry_amplification(retries__runs=1, requests=1))["missing"][0] == (
         "1 run; a verdict needs 30")
+
+
+def test_across_layers_the_gap_between_the_gateways_and_the_engines_ttft_is_network_overhead():
+    """No network stage spans: the layers give the share (t_network_ttft p95 over the call's TTFT p95)."""
+    ev = samples.network_overhead(stages__network_share_of_first_token=None, layers__network_share_of_ttft=0.62,
+                                  layers__linked=2400, layers__t_network_ttft_p95=496.0)
+    result = diagnose(ev)
+    assert result["verdict"] == "network_overhead"
+    assert [s for s in result["path"] if s["node"] == "network_share"][0]["value"] == 0.62
+    # without either measure the question is unknown and the walk goes on
+    unknown = diagnose(samples.network_overhead(stages__network_share_of_first_token=None))
+    assert unknown["verdict"] != "network_overhead"
+
+
+def test_time_inside_the_gateway_is_gateway_overhead_with_its_fixes():
+    result = diagnose(samples.healthy(layers__gateway_share=0.41, layers__linked=2400, layers__t_gateway_p50=1900.0))
+    assert result["verdict"] == "gateway_overhead"
+    assert answers(result)["gateway_share"] == "yes"
+    assert result["recommendations"] and all(r["source"] for r in result["recommendations"])
+    assert diagnose(samples.healthy(layers__gateway_share=0.03))["verdict"] == "healthy"

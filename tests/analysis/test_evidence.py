@@ -48,9 +48,15 @@ KEYS = {
     # issue 13: what the engine's metrics say (none sent here: every signal unknown) and the instances' starts
     "engine": {"sources": [], **dict.fromkeys(["instances", "kv_cache_usage_p95", "kv_cache_usage_max",
                                                  "preemptions_per_min", "preemption_growth", "prefix_cache_hit_rate",
-                                                 "gpu_utilization_mean", "gpu_memory_used_share_max", "restarts"]),
+                                                 "gpu_utilization_mean", "gpu_memory_used_share_max",
+                                                 "gpu_memory_used_bytes_at_max", "gpu_memory_total_bytes_at_max",
+                                                 "restarts"]),
                "process_starts": [], **dict.fromkeys(["queue_depth_mean", "queue_empty_share", "in_flight_mean"])},
     "instance_starts": [], "cold_start_share": None,
+    # across layers: this service calls no traced engine
+    "layers": {**dict.fromkeys(["linked", "seen_at_one_layer", "t_gateway_p50", "t_gateway_p95", "t_network_ttft_p50",
+                                "t_network_ttft_p95", "t_network_total_p50", "t_network_total_p95", "gateway_share",
+                                "network_share_of_ttft"]), "engines": []},
 }
 
 

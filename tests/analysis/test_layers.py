@@ -15,7 +15,7 @@ WINDOW = (f.BASE - timedelta(minutes=5), f.BASE + timedelta(hours=1))
 
 
 def request_path(start_ns: int, server_ms=1500.0, call_ms=1300.0, call_ttft_s=0.5, engine_at_ms=30.0,
-                 engine_ms=1240.0, engine_ttft_s=0.45, via_http=False):
+                 engine_ms=1240.0, engine_ttft_s=0.45, via_http=False, engine_queue_s=0.1):
     """The gateway's server span, its GenAI call, optionally an HTTP client span, and vLLM's span under it."""
     server = f.span(name="POST /v1/chat/completions", start_ns=start_ns, duration_ms=server_ms,
                     kind=Span.SPAN_KIND_SERVER)
@@ -31,7 +31,7 @@ def request_path(start_ns: int, server_ms=1500.0, call_ms=1300.0, call_ttft_s=0.
         extra = [above]
     engine = f.span(name="llm_request", start_ns=start_ns + int((100 + engine_at_ms) * f.MS), duration_ms=engine_ms,
                     kind=Span.SPAN_KIND_SERVER, trace_id=server.trace_id, parent=above, attributes={
-                        "gen_ai.request.model": "llama-70b", "gen_ai.latency.time_in_queue": 0.1,
+                        "gen_ai.request.model": "llama-70b", "gen_ai.latency.time_in_queue": engine_queue_s,
                         "gen_ai.latency.time_to_first_token": engine_ttft_s, "gen_ai.latency.e2e": engine_ms / 1000})
     return [server, call, *extra], [engine]
 
@@ -82,3 +82,29 @@ def test_without_a_server_span_t_gateway_is_not_measured(alpha, ingest):
     materialize(project.id, *WINDOW)
     b = layers.for_gateway(project.id, GATEWAY, *WINDOW).pooled.buckets
     assert b["t_gateway"] == {"p50": None, "p95": None, "count": 0} and b["t_network_ttft"]["count"] == 1
+
+
+def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, ingest):
+    """The gateway's spans see a slow first token they cannot split; the engine's own spans say it queued: the
+    gateway's diagnosis names the engine's cause, with the engine as evidence (and keeps it as a finding)."""
+    from analysis.diagnosis_service import run_diagnosis
+
+    project, key = alpha
+    gateway, engine = [], []
+    for i in range(40):
+        gw, eng = request_path(f.BASE_NS + (60 + 20 * i) * 10**9, server_ms=4200, call_ms=4000, call_ttft_s=3.05,
+                               engine_ms=3940, engine_ttft_s=3.0, engine_queue_s=2.5)
+        gateway += gw
+        engine += eng
+    ingest(key, f.request(*gateway, service=GATEWAY), f.request(*engine, service=ENGINE))
+    materialize(project.id, *WINDOW)
+    result = run_diagnosis(project.id, GATEWAY, *WINDOW)
+    assert result["verdict"] == "queue_backlog", [(s["node"], s["answer"]) for s in result["path"]]
+    assert result["engine_cause"]["service"] == ENGINE
+    assert result["engine_cause"]["evidence"].startswith("t_queue p95 2.5 s is above 1 s")
+    assert any(f["kind"] == "engine" and f["service"] == ENGINE for f in result["findings"])
+    assert f"because engine {ENGINE}: t_queue p95" in result["recommendations"][0]["why"]
+    layers_seen = result["evidence"]["layers"]
+    assert layers_seen["linked"] == 40 and layers_seen["t_network_ttft_p95"] == pytest.approx(50)
+    # the engine's own diagnosis is as it was
+    assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] == "queue_backlog"

@@ -1,0 +1,38 @@
+"""The Service map page: each pair of services seen in one trace, with its calls and the time between the layers;
+an empty state that says how to link the layers; only the project's members see it."""
+from datetime import timedelta
+
+from analysis.materialize import materialize
+from tests import factories as f
+from tests.analysis.test_layers import ENGINE, GATEWAY, request_path
+from tests.dashboard.conftest import END, START, WINDOW
+from tests.dashboard.pages import spec
+
+
+def test_the_map_lists_each_pair_with_its_calls_and_gaps(members, ingest, ann_client):
+    _, alpha, key = members["ann"]
+    gateway, engine = [], []
+    for i in range(3):
+        gw, eng = request_path(f.BASE_NS + (60 + 30 * i) * 10**9)
+        gateway += gw
+        engine += eng
+    ingest(key, f.request(*gateway, service=GATEWAY), f.request(*engine, service=ENGINE))
+    materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    html = ann_client.get("/service-map/", {"project": "alpha", **WINDOW}).content.decode()
+    row = html.split(f'data-gateway="{GATEWAY}" data-engine="{ENGINE}"')[1].split("</tr>")[0]
+    cells = [c.split("</td>")[0] for c in row.split('<td class="num">')[1:]]
+    assert (cells[0], cells[3], cells[4], cells[5], cells[6]) == ("3", "500 ms", "450 ms", "50 ms", "60 ms")
+    assert cells[7] == "200 ms"  # t_gateway: the server span outside its call
+    sankey = spec(html, "service-map")["data"][0]
+    assert sankey["type"] == "sankey" and sankey["link"]["value"] == [3]
+    # the other project's member sees none of it
+    from django.test import Client
+
+    other = Client()
+    other.force_login(members["ben"][0])
+    assert GATEWAY not in other.get("/service-map/", {"project": "beta", **WINDOW}).content.decode()
+
+
+def test_without_two_layers_the_page_says_how_to_link_them(traffic, ann_client):
+    html = ann_client.get("/service-map/", {"project": "alpha", **WINDOW}).content.decode()
+    assert 'id="no-layers"' in html and "traceparent" in html
