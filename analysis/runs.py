@@ -100,6 +100,36 @@ def spans(project_id, trace_ids, start_ns: int, end_ns: int) -> list[dict]:
         project_id, start, end, trace_ids=sorted(set(trace_ids)), limit=MAX_SPANS))
 
 
+def layered(project_id, run_attempts: list[dict], run_spans: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(the run's own attempts, the attempts below them): an attempt span under an attempt of another service in the
+    run's traces is the engine's attempt under a gateway's call (docs/cross-layer.md), drawn beneath that call,
+    not a try of the run. Read with its instants when it is not one of the run's rows (another run id)."""
+    by_id = {s["span_id"]: s for s in run_spans}
+    services = {a["span_id"]: a["service"] for a in run_attempts}
+
+    def called(span) -> bool:  # an attempt of another service above it in the trace
+        seen, cur = set(), by_id.get(span["parent_span_id"])
+        while cur is not None and cur["span_id"] not in seen:
+            if cur["role"] == "attempt" and cur["service"] != span["service"]:
+                return True
+            seen.add(cur["span_id"])
+            cur = by_id.get(cur["parent_span_id"])
+        return False
+
+    below_ids = {s["span_id"] for s in run_spans if s["role"] == "attempt" and called(s)}
+    own = [a for a in run_attempts if a["span_id"] not in below_ids]
+    known = {a["span_id"]: a for a in run_attempts if a["span_id"] in below_ids}
+    missing = sorted(below_ids - set(known) - set(services))
+    if missing:
+        starts = [by_id[i]["start_ns"] for i in missing]
+        read = client.query(_sql("span_attempts"), parameters=_params(
+            project_id, datetime.fromtimestamp(min(starts) / 1e9, tz=timezone.utc) - timedelta(seconds=1),
+            datetime.fromtimestamp(max(starts) / 1e9, tz=timezone.utc) + timedelta(seconds=1),
+            trace_ids=sorted({by_id[i]["trace_id"] for i in missing}), span_ids=missing))
+        known.update({a["span_id"]: a for a in read})
+    return own or run_attempts, [known[i] for i in sorted(known, key=lambda i: by_id[i]["start_ns"])]
+
+
 def summary(run_attempts: list[dict]) -> dict:
     """The run as a whole, from its final attempt: status, TTFT and total including retries, t_retry; its
     final attempt ("final"), services and trace ids; "reused" when two attempts carry the same number (then

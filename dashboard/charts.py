@@ -237,7 +237,7 @@ RUN_COLORS = {"attempt": "#4c78a8", "failed attempt": "#d62728", "retry back-off
               "other span": "#9aa5b8", "failed span": "#f4a3a3", "stage connect": COLORS["t_conn"],
               "stage tokenize": "#17becf", "stage prompt_build": "#bcbd22", "stage policy": "#e377c2",
               "stage retrieval": "#8c564b", "stage tool": "#9467bd", "stage network": "#2ca02c",
-              "stage model": "#1f77b4", "stage post": "#ff9896"}
+              "stage model": "#1f77b4", "stage post": "#ff9896", "network (between layers)": "#98df8a"}
 SPARE_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
 
 

@@ -37,7 +37,7 @@ def lifecycle(a: dict, t0: int) -> list[dict]:
     return out
 
 
-def layout(run_attempts: list[dict], run_spans: list[dict]) -> dict:
+def layout(run_attempts: list[dict], run_spans: list[dict], below: list[dict] = ()) -> dict:
     """The run laid out for the waterfall and the tables, times in ms since t0 (the first span's start).
 
     {"t0": ns, "attempts": [attempt + "label", "offset_ms", "duration_ms", "backoff_ms"],
@@ -45,7 +45,9 @@ def layout(run_attempts: list[dict], run_spans: list[dict]) -> dict:
      "spans": [span + "owner", "attempt_no", "depth", "offset_ms", "events", "attributes"]}.
     Order: spans outside any attempt (the run's root and its stages), then per attempt: the back-off before it
     (from the end of the previous attempt), its span, its bucket split (waterfall only) and its descendant spans
-    by start.
+    by start. An attempt of `below` (another service's attempt under a call: docs/cross-layer.md) is drawn with its
+    span, then its bucket split ("engine buckets") and the time between the layers ("network"): from the call's start
+    to the engine's, and from the engine's end to the call's.
     """
     t0 = min([a["start_ns"] for a in run_attempts] + [s["start_ns"] for s in run_spans])
     entries = _place(run_spans, {a["span_id"]: a["attempt"] for a in run_attempts}, t0)
@@ -68,7 +70,11 @@ def layout(run_attempts: list[dict], run_spans: list[dict]) -> dict:
         if split:
             rows.append({"label": "buckets", "depth": 1, "segments": split})
         children = [e for e in entries if e["owner"] == a["span_id"] and e["span_id"] != a["span_id"]]
-        rows += [_span_row(e) for e in children]
+        engines = {b["span_id"]: b for b in below}
+        for e in children:
+            rows.append(_span_row(e))
+            if e["span_id"] in engines:
+                rows += _layer_rows(attempt, own.get(a["span_id"]), e, engines[e["span_id"]], t0)
         table += ([own[a["span_id"]]] if a["span_id"] in own else []) + children
     return {"t0": t0, "attempts": out, "rows": rows, "spans": table}
 
@@ -117,3 +123,20 @@ def _span_row(e: dict) -> dict:
     return {"label": e["name"], "depth": e["depth"], "segments": [{
         "group": group, "base": e["offset_ms"], "ms": e["duration_ms"],
         "hover": f"{e['name']} ({kind}): {duration(e['duration_ms'])} at +{duration(e['offset_ms'])}"}]}
+
+
+def _layer_rows(call: dict, call_span: dict | None, span: dict, engine: dict, t0: int) -> list[dict]:
+    """Beneath an engine's attempt span under a call: its bucket split, and the network between the layers."""
+    split = [{"group": b["name"], "base": b["base"], "ms": b["ms"],
+              "hover": f"{engine['service']}: {b['name']} {duration(b['ms'])} at +{duration(b['base'])}"}
+             for b in lifecycle(engine, t0)]
+    rows = [{"label": f"{engine['service']} buckets", "depth": span["depth"] + 1, "segments": split}] if split else []
+    if call_span is None:
+        return rows
+    gaps = [(call["start_ns"], span["start_ns"]), (span["end_ns"], call_span["end_ns"])]
+    network = [{"group": "network (between layers)", "base": _ms(lo - t0), "ms": _ms(hi - lo),
+                "hover": f"between {call['service']} and {engine['service']}: {duration(_ms(hi - lo))} "
+                         f"at +{duration(_ms(lo - t0))}"} for lo, hi in gaps if hi > lo]
+    if network:
+        rows.append({"label": "network", "depth": span["depth"] + 1, "segments": network})
+    return rows

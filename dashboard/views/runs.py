@@ -73,7 +73,8 @@ def run(request, page, run_id):
             "wider": f.query(range="", start=f.end - WIDER, end=f.end, service=service)}, status=404)
     end_ns = max(a["released_ns"] or a["start_ns"] for a in attempts)
     spans = runs_.spans(page.project.pk, [a["trace_id"] for a in attempts], attempts[0]["start_ns"], end_ns)
-    laid = waterfall.layout(attempts, spans)
+    attempts, below = runs_.layered(page.project.pk, attempts, spans)  # an engine's attempts under the calls
+    laid = waterfall.layout(attempts, spans, below)
     return page.render("dashboard/run.html", {
         "run_id": run_id, "summary": runs_.summary(attempts), "attempts": laid["attempts"], "spans": laid["spans"],
         "truncated": len(spans) >= runs_.MAX_SPANS,

@@ -36,3 +36,24 @@ def test_the_map_lists_each_pair_with_its_calls_and_gaps(members, ingest, ann_cl
 def test_without_two_layers_the_page_says_how_to_link_them(traffic, ann_client):
     html = ann_client.get("/service-map/", {"project": "alpha", **WINDOW}).content.decode()
     assert 'id="no-layers"' in html and "traceparent" in html
+
+
+def test_a_runs_waterfall_draws_the_engine_beneath_the_call_and_the_network_between(members, ingest, ann_client):
+    """The engine's attempt (same trace, another service) is not a try of the gateway's run: it is drawn under the
+    call with its bucket split, and the gaps on either side of it as network."""
+    _, alpha, key = members["ann"]
+    gw, eng = request_path(f.BASE_NS + 60 * 10**9)
+    ingest(key, f.request(*gw, service=GATEWAY), f.request(*eng, service=ENGINE))
+    materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    run_id = gw[0].trace_id.hex()
+    html = ann_client.get(f"/runs/{run_id}/", {"project": "alpha", **WINDOW}).content.decode()
+    figure = spec(html, "waterfall")
+    traces = {t["name"]: t for t in figure["data"] if t["type"] == "bar"}
+    network = traces["network (between layers)"]
+    # the call starts at +100 ms and ends at +1400; the engine's span from +130 to +1370
+    assert list(zip(network["base"], network["x"])) == [(100.0, 30.0), (1370.0, 30.0)]
+    labels = figure["layout"]["yaxis"]["ticktext"]
+    assert any(label.endswith(f"{ENGINE} buckets") for label in labels)
+    assert "t_queue" in traces and 130.0 in traces["t_queue"]["base"]  # the engine's queue, from its own start
+    # one attempt in the run: the engine's is beneath it, not a retry
+    assert '<table id="attempts">' in html and html.split('<table id="attempts">')[1].split("</table>")[0].count("<tr") == 2
