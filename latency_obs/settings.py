@@ -182,6 +182,8 @@ ANALYSIS_TOP_N = env_int("ANALYSIS_TOP_N", 20, minimum=1, maximum=1000)
 # A verdict needs this many runs (logical requests) in the window; fewer gives insufficient_data ("4 runs; a verdict
 # needs 30"), in the API, CLI, pages, stored diagnoses, alerts and incidents: never confident on a handful.
 ANALYSIS_MIN_RUNS = env_int("ANALYSIS_MIN_RUNS", 30, minimum=1, maximum=1_000_000)
+# The capacity worksheet's cost per 1,000 requests: what one GPU-hour costs, in USD; unset, that cost is null
+GPU_HOUR_PRICE_USD = env_float("GPU_HOUR_PRICE_USD", None, minimum=0)
 DASHBOARD_PICKER_LIMIT = env_int("DASHBOARD_PICKER_LIMIT", 50, minimum=1, maximum=1000)
 DASHBOARD_TABLE_ROWS = env_int("DASHBOARD_TABLE_ROWS", 100, minimum=1, maximum=1000)
 

@@ -93,6 +93,10 @@ class BlockingBatchProcessor(SpanProcessor):
         self.exporter.shutdown()
 
 
+def _no_resource(index: int) -> dict:
+    return {}
+
+
 def make_exporter(endpoint: str, key: str, protocol: str):
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -117,10 +121,11 @@ class Emitter:
     def _ns(self, ms: float) -> int:
         return self.base_ns + int(ms * NS_PER_MS)
 
-    def _tracer(self, service: str, instance: str):
+    def _tracer(self, service: str, instance: str, resource: dict | None = None):
+        """The tracer of (service, instance); `resource`: more resource attributes, taken when it is first made."""
         key = (service, instance)
         if key not in self._tracers:
-            attrs = {"service.name": service, "deployment.environment": "simulated"}
+            attrs = {"service.name": service, "deployment.environment": "simulated", **(resource or {})}
             if instance:
                 attrs["service.instance.id"] = instance
             if self.fmt == "vllm":
@@ -130,12 +135,14 @@ class Emitter:
             self._tracers[key] = provider.get_tracer("latency_obs.simulator")
         return self._tracers[key]
 
-    def emit(self, run: Run, cap: int | None = None) -> None:
+    def emit(self, run: Run, cap: int | None = None, resource=None) -> None:
+        """Send one run's spans; resource(index): an instance's own resource attributes (Scenario.resource)."""
         self.runs += 1
+        resource = resource or _no_resource
         if self.fmt == "vllm":
             for attempt in run.attempts:
                 if attempt.status == "ok":
-                    self._vllm_request(run, attempt)
+                    self._vllm_request(run, attempt, resource(attempt.instance))
             return
         app = self._tracer(f"{run.service}-app", "")
         root = app.start_span("chat.handle", kind=SpanKind.SERVER, start_time=self._ns(run.start),
@@ -144,7 +151,7 @@ class Emitter:
         for stage in run.stages:
             self._stage(app, context, stage)
         for attempt in run.attempts:
-            self._attempt(run, attempt, context, cap or self.cap)
+            self._attempt(run, attempt, context, cap or self.cap, resource(attempt.instance))
         root.end(end_time=self._ns(run.end))
 
     def _stage(self, tracer, context, stage) -> None:
@@ -152,8 +159,8 @@ class Emitter:
                                  attributes={"llm.stage": stage.name})
         span.end(end_time=self._ns(stage.end))
 
-    def _attempt(self, run: Run, a: Attempt, context, cap: int) -> None:
-        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}")
+    def _attempt(self, run: Run, a: Attempt, context, cap: int, resource: dict) -> None:
+        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}", resource)
         attrs = {
             "tenant.id": run.tenant, "llm.route": run.route, "gen_ai.request.model": run.model,
             "gen_ai.usage.input_tokens": run.input_tokens, "llm.run.id": run.id, "llm.attempt": a.number,
@@ -178,8 +185,8 @@ class Emitter:
             span.set_status(Status(StatusCode.ERROR, a.cause))
         span.end(end_time=self._ns(a.end))
 
-    def _vllm_request(self, run: Run, a: Attempt) -> None:
-        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}")
+    def _vllm_request(self, run: Run, a: Attempt, resource: dict) -> None:
+        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}", resource)
         seconds = lambda later, earlier: (later - earlier) / 1000.0  # noqa: E731
         span = tracer.start_span("llm_request", kind=SpanKind.SERVER, start_time=self._ns(a.queued), attributes={
             "gen_ai.latency.time_in_queue": seconds(a.admitted, a.queued),

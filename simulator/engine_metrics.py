@@ -94,14 +94,22 @@ class EngineMetrics:
             series = defaultdict(list)
             for t, values in self.samples(index):
                 for name, value in values.items():
-                    series[name].append(NumberDataPoint(attributes={"model_name": "simulated"},
+                    series[name].extend(NumberDataPoint(attributes=labels,
                                                         start_time_unix_nano=self.base_ns + int(self.start_ms * NS_PER_MS),
-                                                        time_unix_nano=self.base_ns + int(t * NS_PER_MS), value=value))
+                                                        time_unix_nano=self.base_ns + int(t * NS_PER_MS), value=value)
+                                        for labels in self._labels(name, index))
             resource = Resource.create({"service.name": self.service,
-                                        "service.instance.id": f"{self.service}-{index + 1}"})
+                                        "service.instance.id": f"{self.service}-{index + 1}", **self.s.resource(index)})
             metrics = [_metric(name, points) for name, points in series.items()]
             out.append(MetricsData([ResourceMetrics(resource, [ScopeMetrics(SCOPE, metrics, "")], "")]))
         return out
+
+    def _labels(self, name: str, index: int) -> list[dict]:
+        """The label sets of one metric's series: with Scenario.gpus, a DCGM metric has one series per GPU (labels
+        gpu and UUID, as dcgm-exporter sends them), each with the instance's value."""
+        if self.s.gpus > 0 and name.startswith("DCGM_"):
+            return [{"gpu": str(g), "UUID": f"GPU-sim-{index + 1}-{g}"} for g in range(self.s.gpus)]
+        return [{"model_name": "simulated"}]
 
     def export(self, exporter) -> int:
         """Send every instance's series; returns the number of points sent."""

@@ -53,7 +53,7 @@ def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed
         if observe is not None:
             observe(run)
         if send_spans:
-            emitter.emit(run, cap=scenario.cap)
+            emitter.emit(run, cap=scenario.cap, resource=scenario.resource)
         totals.runs += 1
         totals.attempts += len(run.attempts)
     totals.seconds = time.monotonic() - started

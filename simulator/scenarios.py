@@ -74,9 +74,22 @@ class Scenario:
     fb_used_share: float = 0.88  # frame buffer used at rest (vLLM pre-allocates its KV pool)
     restart_every_s: float = 0.0  # > 0: the engine restarts (OOM) this often, each instance in turn
     prefix_hit_rate: float = 0.6
+    # where each instance runs and on what: resource attributes and metric labels only, no effect on any timing.
+    # Instance i (0-based) is in regions[i % len(regions)] (cloud.region); gpu_count > 0 sends the resource attribute
+    # gpu.count; gpus > 0 sends the DCGM metrics once per GPU with a `gpu` label, as dcgm-exporter does
+    regions: tuple = ()
+    gpu_count: int = 0
+    gpus: int = 0
 
     def with_(self, **changes) -> "Scenario":
         return replace(self, **changes)
+
+    def resource(self, index: int) -> dict:
+        """Resource attributes of instance `index` (0-based) besides service.name and service.instance.id."""
+        attrs = {"cloud.region": self.regions[index % len(self.regions)]} if self.regions else {}
+        if self.gpu_count > 0:
+            attrs["gpu.count"] = self.gpu_count
+        return attrs
 
     def at_rps(self, rps: float) -> "Scenario":
         """The same preset at another rate, with instances scaled so the load per instance stays."""

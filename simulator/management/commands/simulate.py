@@ -36,6 +36,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-metrics", action="store_true", help="send spans only, not the engine's metrics")
         parser.add_argument("--metrics-only", action="store_true",
                             help="send only the engine's metrics (vLLM, DCGM names), as a fleet without tracing does")
+        parser.add_argument("--regions", help="comma-separated cloud.region values, given to the instances in turn")
+        parser.add_argument("--gpus", type=int, default=0,
+                            help="GPUs per instance: the gpu.count resource attribute and one DCGM series per GPU")
 
     def handle(self, *args, **o):
         if not o["scenario"] and not o["incident"]:
@@ -51,6 +54,9 @@ class Command(BaseCommand):
                 scenario = with_tenants(scenario, o["tenants"])
             if o["rps"]:
                 scenario = scenario.at_rps(o["rps"])
+            if o["regions"] or o["gpus"]:
+                regions = tuple(r.strip() for r in (o["regions"] or "").split(",") if r.strip())
+                scenario = scenario.with_(regions=regions, gpu_count=max(o["gpus"], 0), gpus=max(o["gpus"], 0))
             scope = parse_scope(o["scope"]) if o["scope"] else None
             incidents = [parse_incident(text, scope) for text in o["incident"]]
             check_incidents(incidents, scenario, duration, o["service"])
