@@ -1,5 +1,5 @@
-"""Read API: GET /api/v1/diagnosis and /api/v1/incidents[/<id>] for a session member of the project or a key
-with the read scope.
+"""Read API: GET /api/v1/diagnosis, /api/v1/capacity and /api/v1/incidents[/<id>] for a session member of the
+project or a key with the read scope.
 
 Errors are raised, not answered here: every one is a ReasonError (a key, membership, parameter or store
 failure), which latency_obs/api_errors.py turns into {"error": reason, "message": ...} with its status.
@@ -10,6 +10,7 @@ from django.http import JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from analysis import capacity as capacity_
 from analysis import freshness
 from analysis.diagnosis_service import run_diagnosis
 from analysis.incidents import documents
@@ -45,6 +46,18 @@ def diagnosis(request, project: Project) -> JsonResponse:
     result = run_diagnosis(project.pk, params.get("service", ""), start, end,
                            route=params.get("route", ""), tenant=params.get("tenant", ""))
     return JsonResponse(result)
+
+
+@require_GET
+@project_reader
+def capacity(request, project: Project) -> JsonResponse:
+    """The capacity worksheet of one service window (?route= narrows it): docs/capacity.md."""
+    params = request.GET
+    start = parse_instant(params.get("start"), "start")
+    end = parse_instant(params.get("end"), "end")
+    freshness.refresh(project.pk, start, end)
+    return JsonResponse(capacity_.document(project.pk, params.get("service", ""), start, end,
+                                           route=params.get("route", "")))
 
 
 def _page_url(request, project: Project):
