@@ -1,4 +1,5 @@
-"""OTLP/gRPC TraceService/Export and MetricsService/Export: the same keys, decoding, spools and writers as OTLP/HTTP.
+"""OTLP/gRPC TraceService, MetricsService and LogsService Export: the same keys, decoding, spools and writers as
+OTLP/HTTP.
 
 The method is registered without a request deserializer, so the handler gets the raw bytes and
 runs them through the same pipeline as HTTP (strict-then-lenient parsing, span-by-span checks).
@@ -17,7 +18,7 @@ from google.protobuf.any_pb2 import Any
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
 
-from ingest import metrics
+from ingest import logs, metrics
 from ingest.errors import IngestError
 from ingest.pipeline import OverLimit, SpoolFull, export
 from ingest.responses import export_response
@@ -26,6 +27,7 @@ from projects.keys import KeyError_
 log = logging.getLogger(__name__)
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 METRICS_SERVICE = "opentelemetry.proto.collector.metrics.v1.MetricsService"
+LOGS_SERVICE = "opentelemetry.proto.collector.logs.v1.LogsService"
 STATUS_FOR_HTTP = {413: grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
@@ -68,6 +70,10 @@ def metrics_handler(raw: bytes, context) -> bytes:
     return _handle(raw, context, metrics.export, metrics.response)
 
 
+def logs_handler(raw: bytes, context) -> bytes:
+    return _handle(raw, context, logs.export, logs.response)
+
+
 def _handle(raw: bytes, context, export_, answer) -> bytes:
     metadata = dict(context.invocation_metadata())
     # gRPC threads are not Django requests: recycle their DB connections as a request would.
@@ -89,7 +95,8 @@ def _handle(raw: bytes, context, export_, answer) -> bytes:
 
 
 def build_server(host: str, port: int, workers: int = 8) -> tuple[grpc.Server, int]:
-    """A gRPC server with TraceService and MetricsService registered; returns (server, bound port). Not started.
+    """A gRPC server with TraceService, MetricsService and LogsService registered; returns (server, bound port).
+    Not started.
 
     Raises OSError (errno EADDRINUSE when another process listens there) when the port cannot be bound."""
     server = grpc.server(
@@ -104,7 +111,10 @@ def build_server(host: str, port: int, workers: int = 8) -> tuple[grpc.Server, i
     metrics_handler_ = grpc.method_handlers_generic_handler(
         METRICS_SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(metrics_handler)}
     )
-    server.add_generic_rpc_handlers((handler, metrics_handler_))
+    logs_handler_ = grpc.method_handlers_generic_handler(
+        LOGS_SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(logs_handler)}
+    )
+    server.add_generic_rpc_handlers((handler, metrics_handler_, logs_handler_))
     if port:
         _probe(host, port)  # gRPC would only log a multi-line error and say "failed": learn why first
     try:

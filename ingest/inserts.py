@@ -11,10 +11,11 @@ from typing import Callable
 
 from django.conf import settings
 
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from ingest import faults, mapping, metrics_mapping
+from ingest import faults, logs_mapping, mapping, metrics_mapping
 from ingest.otlp_proto import SPOOL_MESSAGE, clickhouse_schema
 from ingest.spool import Batch, Segment
 from store import client
@@ -24,9 +25,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Kind:
-    """What a spool holds and how its records go into ClickHouse: traces (one INSERT into spans) or metrics
+    """What a spool holds and how its records go into ClickHouse: traces (one INSERT into spans), metrics
     (one INSERT per otel_metrics_* table, each under the batch's token plus the table's name, so a replay
-    after a crash between two of them stores only what had not landed)."""
+    after a crash between two of them stores only what had not landed) or logs (one INSERT into otel_logs)."""
 
     name: str
     request: type  # the OTLP Export*ServiceRequest class a SpoolRecord extends
@@ -46,6 +47,10 @@ TRACES = Kind("traces", ExportTraceServiceRequest,
               blocks=True)
 METRICS = Kind("metrics", ExportMetricsServiceRequest, metrics_mapping.statements, False,
                "otlp_metrics_spool_record.proto")
+# Log records carry bodies (a GenAI event's whole prompt or completion): written in blocks like spans, so a batch
+# of large records is not held and sorted as one block.
+LOGS = Kind("logs", ExportLogsServiceRequest, logs_mapping.statements, False, "otlp_logs_spool_record.proto",
+            blocks=True)
 
 
 def _schema_settings(kind: Kind) -> dict:
@@ -55,16 +60,22 @@ def _schema_settings(kind: Kind) -> dict:
     mode writes the schema once to the data dir and names it by absolute path instead.
     """
     if not client.is_embedded():
-        return {"format_schema_source": "string", "format_schema": clickhouse_schema(kind.request),
+        return {"format_schema_source": "string", "format_schema": _schema_text(kind.request),
                 "format_schema_message_name": SPOOL_MESSAGE}
     return {"format_schema": f"{_embedded_schema_file(kind)}:{SPOOL_MESSAGE}"}
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
+def _schema_text(request: type) -> str:
+    """clickhouse_schema of one kind, kept for every kind (its own cache holds two of the three)."""
+    return clickhouse_schema(request)
+
+
+@lru_cache(maxsize=4)
 def _embedded_schema_file(kind: Kind):
     """The schema file in the data dir, (re)written once per process rather than read at every INSERT."""
     path = settings.DATA_DIR / kind.schema_file
-    text = clickhouse_schema(kind.request)
+    text = _schema_text(kind.request)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     return path

@@ -56,13 +56,19 @@ def spool_metrics(project_id: int, request_bytes: bytes) -> Decoded:
 
 
 def _spool(project_id: int, decoded: Decoded) -> Decoded:
+    return spool_request(get_writer(), project_id, decoded, POINTS_PER_SPAN)
+
+
+def spool_request(writer: Writer, project_id: int, decoded: Decoded, per_span: int) -> Decoded:
+    """Make a validated request durable in `writer`'s spool (ingest.logs too), counting `per_span` points or
+    records as one span against the project's rate limit and spool share; raises OverLimit or SpoolFull."""
     if not decoded.accepted:
         return decoded
-    check_rate(project_id, max(1, decoded.accepted // POINTS_PER_SPAN))
+    check_rate(project_id, max(1, decoded.accepted // per_span))
     try:
-        get_writer().spool.append(project_id, decoded.body, decoded.accepted, spool_quota(project_id))
+        writer.spool.append(project_id, decoded.body, decoded.accepted, spool_quota(project_id))
     except ProjectSpoolFull as exc:
-        count_refused(project_id, "spool_quota", decoded.accepted // POINTS_PER_SPAN)
+        count_refused(project_id, "spool_quota", decoded.accepted // per_span)
         raise OverLimit("spool_quota", f"{exc}: ingest of this project is behind; retry later",
                         retry_after=settings.INGEST_RETRY_AFTER_SECONDS) from None
     except OSError as exc:

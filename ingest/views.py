@@ -1,10 +1,10 @@
-"""OTLP/HTTP receivers: POST /v1/traces and /v1/metrics, protobuf or JSON, answered in the request's encoding."""
+"""OTLP/HTTP receivers: POST /v1/traces, /v1/metrics and /v1/logs, protobuf or JSON, answered in the request's encoding."""
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from ingest import cardinality, limits, metrics as metrics_in, quarantine, queries, responses
+from ingest import cardinality, limits, logs as logs_in, metrics as metrics_in, quarantine, queries, responses
 from ingest.errors import IngestError
 from ingest.pipeline import SpoolFull, export
 from projects.keys import authorize
@@ -23,6 +23,12 @@ def traces(request) -> HttpResponse:
 @require_POST
 def metrics(request) -> HttpResponse:
     return _receive(request, metrics_in.export, metrics_in.response)
+
+
+@csrf_exempt
+@require_POST
+def logs(request) -> HttpResponse:
+    return _receive(request, logs_in.export, logs_in.response)
 
 
 def _receive(request, export_, answer) -> HttpResponse:

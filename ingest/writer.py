@@ -17,12 +17,12 @@ from pathlib import Path
 from django.conf import settings
 
 from ingest import inserts, quarantine, records
-from ingest.inserts import BAD_DATA_CODES, METRICS, TRACES, Kind, insert_batch, is_transient, whole_records
+from ingest.inserts import BAD_DATA_CODES, LOGS, METRICS, TRACES, Kind, insert_batch, is_transient, whole_records
 from ingest.spool import Batch, Spool
 from store import client
 from store.sql import SqlFiles
 
-__all__ = ["METRICS", "TRACES", "Bisection", "Kind", "ProcessWriter", "Writer", "insert_batch", "quarantine_whole"]
+__all__ = ["LOGS", "METRICS", "TRACES", "Bisection", "Kind", "ProcessWriter", "Writer", "insert_batch", "quarantine_whole"]
 
 log = logging.getLogger(__name__)
 _sql = SqlFiles(Path(__file__).parent / "sql").text
@@ -90,17 +90,18 @@ class Bisection:
                   sum(spans.values()), exc.code, where, str(exc)[:300])
 
 
-def quarantine_whole(batch: Batch, exc: client.ClickHouseError) -> int:
-    """A refused metrics batch goes to quarantine whole: metric records are not bisected (points that passed
-    decode's checks and are still refused mean a schema fault, which an operator fixes before replaying)."""
+def quarantine_whole(batch: Batch, exc: client.ClickHouseError, kind: Kind = METRICS) -> int:
+    """A refused metrics or logs batch goes to quarantine whole: their records are not bisected (points or log
+    records that passed decode's checks and are still refused mean a schema fault, which an operator fixes before
+    replaying). Returns the segments quarantined."""
     data = b"".join(os.pread(s.fd, whole_records(s), 0) for s in batch.segments)
     points: dict = {}
     for unit in records.units(data, count=False):
         points[unit.project_id] = points.get(unit.project_id, 0) + 1
     where = quarantine.put(batch.manifest.parent, batch.token, data, reason=f"clickhouse_{exc.code}", code=exc.code,
                            message=str(exc), spans=points, count=len(batch.segments))
-    log.error("metric spool: batch %s refused by ClickHouse (code %s), quarantined in %s: %s", batch.token, exc.code,
-              where, str(exc)[:300])
+    log.error("%s spool: batch %s refused by ClickHouse (code %s), quarantined in %s: %s", kind.name, batch.token,
+              exc.code, where, str(exc)[:300])
     return len(batch.segments)
 
 
@@ -187,7 +188,7 @@ class Writer:
             if is_transient(exc):
                 raise
             if not self.kind.bisect:
-                return quarantine_whole(batch, exc)
+                return quarantine_whole(batch, exc, self.kind)
             log.warning("spool batch %s refused (code %s); bisecting to isolate the spans at fault", batch.token,
                         exc.code)
             Bisection(batch, settings.INGEST_BISECT_BUDGET_SECONDS, role).run(exc)

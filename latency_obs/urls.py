@@ -12,6 +12,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("dashboard/favicon.svg"), permanent=True)),
     path("v1/traces", ingest_views.traces, name="otlp-traces"),
     path("v1/metrics", ingest_views.metrics, name="otlp-metrics"),
+    path("v1/logs", ingest_views.logs, name="otlp-logs"),
     path("api/v1/ingest/status", ingest_views.status, name="ingest-status"),
     path("api/v1/", include("analysis.urls")),
     path("login/", login.LoginView.as_view(), name="login"),

@@ -91,7 +91,8 @@ RETAINED = {"spans": "start_at", "request_buckets": "start_at", "otel_metrics_ga
             "coverage_hours": "hour", "bucket_hours": "hour",
             "tenant_hours": "hour", "materialized_hours": "hour",
             "share_hours": "hour", "tenant_service_hours": "hour", "segment_hours": "hour", "retry_hours": "hour",
-            "churn_minutes": "hour", "overview_five_minutes": "hour", "incident_minutes": "hour", "layer_links": "call_start_at"}
+            "churn_minutes": "hour", "overview_five_minutes": "hour", "incident_minutes": "hour", "layer_links": "call_start_at",
+            "otel_logs": "TimestampTime"}
 
 
 def apply_retention(days: int) -> None:

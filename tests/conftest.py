@@ -31,7 +31,8 @@ def clickhouse(clickhouse_schema):
     for table in ("spans", "request_buckets", "otel_metrics_gauge", "otel_metrics_sum", "otel_metrics_histogram",
                   "otel_metrics_exponential_histogram", "scheduler_minutes", "request_hours", "aggregated_hours",
                   "bucket_minutes", "coverage_hours",
-                  "bucket_hours", "tenant_hours", "materialized_hours", "share_hours", "layer_links"):
+                  "bucket_hours", "tenant_hours", "materialized_hours", "share_hours", "layer_links",
+                  "otel_logs"):
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
 
