@@ -2,6 +2,7 @@ from django.urls import path
 
 from dashboard.views import budgets, connections, diagnosis, engine, incidents, keys, overview, prompts, reviews, runs
 from dashboard.views import alert_rules, scheduler, service_map, tenants, webhooks
+from dashboard.views import capacity
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -11,6 +12,7 @@ urlpatterns = [
     path("scheduler/", scheduler.scheduler, name="scheduler"),
     path("connections/", connections.connections, name="connections"),
     path("engine/", engine.engine, name="engine"),
+    path("capacity/", capacity.capacity, name="capacity"),
     path("tenants/", tenants.tenants, name="tenants"),
     path("prompts/", prompts.prompts, name="prompts"),
     path("service-map/", service_map.service_map, name="service-map"),
