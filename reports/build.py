@@ -12,7 +12,7 @@ from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
 from budgets.models import BudgetViolation
-from reports import weeks
+from reports import capacity, weeks
 
 DAY_MS = 86_400_000
 TOP_TENANTS = 5
@@ -95,6 +95,7 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
         "successes_per_hour": per_hour,
         "cost_per_success_usd": cost_per_success(project.pk, service, per_hour),
         "diagnoses": _diagnoses(project, service, start, end),
+        "capacity": capacity.week_over_week(project.pk, service, start, end),
     }
 
 
