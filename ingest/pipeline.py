@@ -6,7 +6,7 @@ from functools import partial
 
 from django.conf import settings
 
-from ingest import cardinality, metrics
+from ingest import cardinality, logs, metrics
 from ingest.decode import Decoded, decode_json, decode_protobuf, read_body
 from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
 from ingest.spool import ProjectSpoolFull, SpoolFull
@@ -22,13 +22,19 @@ def get_writer() -> Writer:
     return _traces.get()
 
 
-start_writer = get_writer
+def start_writer() -> Writer:
+    """Start the trace, metrics and logs writers at boot: each replays what its spool holds from before a stop or
+    a crash now, not when its kind's next request arrives."""
+    metrics.get_writer()
+    logs.get_writer()
+    return get_writer()
 
 
 def stop_writer(drain: bool = True) -> None:
-    """Stop the trace writer and, when it was started, the metrics writer (ingest.metrics)."""
+    """Stop the trace writer and, when they were started, the metrics and logs writers (ingest.metrics, .logs)."""
     _traces.stop(drain=drain)
     metrics.stop_writer(drain=drain)
+    logs.stop_writer(drain=drain)
 
 
 def export(authorization: str | None, raw: bytes, encoding: str, content_encoding: str = "") -> Decoded:
