@@ -22,3 +22,8 @@ from latency_obs.settings import *  # noqa: E402,F401,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # threads of live servers must not keep test DBs open
+# One test database per run (pytest-django adds _gw0, _gw1 per xdist worker): two runs on one machine at once (a
+# developer's and CI's, or several checkouts) would otherwise create and drop the same test_latency_obs_gw0.
+_run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8] or str(os.getpid())
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": f"test_latency_obs_{_run}"}  # noqa: F405
