@@ -280,3 +280,38 @@ def test_litellm_tries_sharing_a_call_id_are_one_run_with_t_retry(alpha, ingest)
         "SELECT run_attempt_count, t_retry_ms FROM request_buckets WHERE project_id = {p:UInt32} AND run_id = 'c-42' "
         "AND t_retry_ms IS NOT NULL", {"p": project.id})
     assert (count, round(t_retry)) == (2, 500)
+
+
+def test_litellm_v1s_span_of_a_retried_call_holds_its_failed_try_and_is_the_final_attempt(alpha, ingest):
+    """LiteLLM 1.108's v1 proxy spans (measured): the `litellm_request` span of a call that succeeded on its retry starts
+    with the call, 3 ms before the failed try's own span, and ends with the stream; both are INTERNAL, share
+    litellm.call_id and carry llm.is_streaming but no first-token time. The run is two attempts, its final one the
+    span that holds the other (not the latest-started, the failed try), with t_retry 0 (it starts with the run) and
+    the whole call as its total: the retry's own start is in neither span."""
+    from datetime import timedelta
+
+    from analysis.materialize import materialize
+    from store import client
+
+    project, key = alpha
+    call = {"gen_ai.request.model": "local-gpt", "litellm.call_id": "2b26f870", "gen_ai.operation.name": "acompletion",
+            "gen_ai.system": "openai", "llm.is_streaming": "True", "llm.request.type": "acompletion"}
+    whole = f.span(name="litellm_request", duration_ms=2290, kind=Span.SPAN_KIND_INTERNAL,
+                   attributes={**call, "gen_ai.usage.input_tokens": 8, "gen_ai.usage.output_tokens": 21})
+    failed = f.span(name="litellm_request", start_ns=whole.start_time_unix_nano + 3 * f.MS, duration_ms=25,
+                    kind=Span.SPAN_KIND_INTERNAL, trace_id=whole.trace_id, status_code=ERROR,
+                    attributes={**call, "error.type": "InternalServerError", "http.response.status_code": "500"})
+    alone = f.span(name="litellm_request", duration_ms=1300, kind=Span.SPAN_KIND_INTERNAL,
+                   attributes={**call, "litellm.call_id": "c-alone"})
+    ingest(key, f.request(whole, failed, alone, service="litellm-proxy"))
+    materialize(project.id, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
+    rows = client.query(
+        "SELECT run_id, status, retry_cause, is_final_attempt, run_attempt_count, t_retry_ms, ttft_ms, total_ms "
+        "FROM request_buckets FINAL WHERE project_id = {p:UInt32} ORDER BY start_at", parameters={"p": project.id})
+    # whole: final, t_retry 0 (start - the run's first start), total 2290 ms; the failed try counted with its cause
+    assert [(r["run_id"], r["status"], r["retry_cause"], r["is_final_attempt"], r["run_attempt_count"], r["t_retry_ms"],
+             r["ttft_ms"], round(r["total_ms"])) for r in rows] == [
+        ("2b26f870", "unset", "", True, 2, 0, None, 2290),
+        ("2b26f870", "error", "InternalServerError", False, 2, None, None, 25),
+        ("c-alone", "unset", "", True, 1, 0, None, 1300)]
+    assert {r["form"] for r in spans(project.id, "form")} == {"openllmetry"}  # llm.is_streaming
