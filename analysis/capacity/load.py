@@ -40,6 +40,7 @@ class LoadCurve:
     headroom_at_least: float | None = None
     minutes_near_knee: int = 0
     confidence: str | None = None
+    cap: int | None = None  # the scheduler's concurrency cap per instance (llm.scheduler.cap), for the in_flight measure
     sentence: str = ""
     reason: str = ""  # why knee_load is None
 
@@ -57,19 +58,21 @@ class LoadCurve:
                 "levels": self.levels, "knee_load": self.knee_load, "peak_load": self.peak_load,
                 "top_load": self.top_load, "peak_share_of_knee": _ratio(self.peak_load, self.knee_load),
                 "headroom": self.headroom, "headroom_at_least": self.headroom_at_least,
-                "minutes_near_knee": self.minutes_near_knee, "confidence": self.confidence,
+                "minutes_near_knee": self.minutes_near_knee, "confidence": self.confidence, "cap": self.cap,
+                "knee_share_of_cap": _ratio(self.knee_load, self.cap),
                 "sentence": self.sentence, "reason": self.reason or None}
 
 
-def curve(measure: str, levels: list[Level], fleet: dict, objective: Objective) -> LoadCurve:
+def curve(measure: str, levels: list[Level], fleet: dict, objective: Objective, cap: int | None = None) -> LoadCurve:
     """The LoadCurve of `levels` (reads.load_levels) judged against `objective`; fleet: minute -> mean load per
-    instance, whose largest is the peak."""
+    instance, whose largest is the peak; cap: the instances' concurrency cap, shown beside the knee (queues form
+    before the minute's mean reaches it, so the knee lies below it)."""
     percentile = next((p for p in LEVELS if p >= objective.percentile), LEVELS[-1])
     points = [{"load": lv.load, "minutes": lv.latency[objective.metric]["minutes"],
                "values": lv.latency[objective.metric]["count"],
                "value_ms": lv.latency[objective.metric]["q"][percentile]} for lv in levels]
     base = LoadCurve(measure, objective, percentile, points, peak_load=max(fleet.values(), default=None),
-                     top_load=max((lv.load for lv in levels), default=None))
+                     top_load=max((lv.load for lv in levels), default=None), cap=cap)
     return _judged(base, [p for p in points if p["values"] >= MIN_VALUES and p["value_ms"] is not None])
 
 

@@ -71,10 +71,14 @@ class Counts:
     runs: int
     attempts: int
     admitted: int  # attempts with an admission instant: the scheduler's view of in flight
+    cap: int | None  # the largest llm.scheduler.cap the attempts report
     first_run_at: datetime | None
     last_run_at: datetime | None
     tokens_in: tuple  # (mean, p95, runs carrying it)
     tokens_out: tuple
+
+
+NO_COUNTS = Counts(0, 0, 0, None, None, None, (None, None, 0), (None, None, 0))
 
 
 def counts(project_id, service, start, end, labels: dict[str, Labels], route="") -> dict:
@@ -82,10 +86,10 @@ def counts(project_id, service, start, end, labels: dict[str, Labels], route="")
     the route in the window). Token means and p95 are None where no run carries the count."""
     rows = client.query(_sql("capacity_tokens"),
                         parameters=_params(project_id, service, start, end, route, **_regions(labels)))
-    out = {"service": Counts(0, 0, 0, None, None, (None, None, 0), (None, None, 0)), "regions": {}, "instances": {}}
+    out = {"service": NO_COUNTS, "regions": {}, "instances": {}}
     for r in rows:
         runs = int(r["runs"])
-        found = Counts(runs, int(r["attempts"]), int(r["admitted"]),
+        found = Counts(runs, int(r["attempts"]), int(r["admitted"]), None if r["cap"] is None else int(r["cap"]),
                        _utc(r["first_run_at"]) if runs else None, _utc(r["last_run_at"]) if runs else None,
                        _tokens(r, "tokens_in"), _tokens(r, "tokens_out"))
         if r["by_region"]:

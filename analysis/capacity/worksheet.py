@@ -58,7 +58,8 @@ def build(project_id: int, service: str, start: datetime, end: datetime, route: 
         regions=[scope.of(r, counted["regions"].get(r), {i for i in served if _region(labels, i) == r})
                  for r in regions] if regions != [""] else [],
         gpus=_gpu_summary(gpus), batching_source=batching, gpu_hour_price_usd=price,
-        latency_vs_load=curve(measure, levels, fleet, objective(project_id, service, route)))
+        latency_vs_load=curve(measure, levels, fleet, objective(project_id, service, route),
+                              cap=counted["service"].cap if measure == "in_flight" else None))
     return explained(sheet, route)
 
 
@@ -106,7 +107,7 @@ class _Scoper:
             self.per_minute[m.region][m.minute] += m.runs
 
     def of(self, region: str | None, counts: reads.Counts | None, instances: set) -> Scope:
-        counts = counts or reads.Counts(0, 0, 0, None, None, (None, None, 0), (None, None, 0))
+        counts = counts or reads.NO_COUNTS
         runs = self.per_minute[region]
         peak_at = max(runs, key=lambda m: (runs[m], -m.timestamp()), default=None)
         hours = sum(self.active[i].active_seconds * self.gpus[i][0] for i in instances if i in self.active) / 3600
