@@ -1,7 +1,9 @@
 """The Capacity page's figure: the objective's percentile per load level, the knee and the peak marked."""
+import math
+
 from analysis.capacity.load import MIN_VALUES, LoadCurve
 from analysis.wording import fmt
-from dashboard.charts import figure, readable
+from dashboard.charts import even_ticks, figure, readable
 
 COLORS = {"latency": "#ff7f0e", "minutes": "rgba(141, 160, 203, 0.45)", "objective": "#d62728", "knee": "#52607a",
           "peak": "#1f77b4"}
@@ -32,9 +34,17 @@ def load_chart(c: LoadCurve) -> dict:
               for v, _, kind in marks if v is not None]
     notes = [{"x": v, "y": 1, "xref": "x", "yref": "paper", "text": text, "showarrow": False, "yanchor": "bottom",
               "font": {"color": COLORS[kind]}} for v, text, kind in marks if v is not None]
-    log = min(known) > 0 and max(known) / min(known) >= LOG_SPREAD
     return figure(data, f"{c.objective.label} by load", "ms", c.unit, shapes=shapes, annotations=notes,
-                  yaxis={"type": "log" if log else "linear"},
+                  yaxis=_latency_axis(known),
                   yaxis2={"title": {"text": "instance-minutes"}, "overlaying": "y", "side": "right", "showgrid": False,
-                          "rangemode": "tozero"},
+                          **even_ticks(max((p["minutes"] for p in c.levels), default=1))},
                   legend={"orientation": "h", "x": 0, "y": 1.12, "yanchor": "bottom"}, margin={"t": 110})
+
+
+def _latency_axis(values: list[float]) -> dict:
+    """Linear, or logarithmic when the values spread over LOG_SPREAD times, with ticks at powers of ten read as
+    durations ("100 ms", "1 s", "10 s"), not Plotly's 2, 5 between them."""
+    if min(values) <= 0 or max(values) / min(values) < LOG_SPREAD:
+        return {"type": "linear"}
+    ticks = [10.0 ** k for k in range(math.floor(math.log10(min(values))), math.ceil(math.log10(max(values))) + 1)]
+    return {"type": "log", "tickvals": ticks, "ticktext": [fmt(t, "ms") for t in ticks]}
