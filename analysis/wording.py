@@ -2,7 +2,8 @@
 
 One formatter for the API's sentences, the dashboard and the alert messages, so a value reads the same
 everywhere. Units: "ms" (durations: ms below a second, then s, then min), "%" (a share 0..1), "+%" (a signed relative change), "x" (a ratio),
-"ms/token", "per run", "per success", "corr" (a rank correlation), "" (a plain number).
+"ms/token", "per run", "per success", "corr" (a rank correlation), "nines" (a share near 1 to 0.001 %: "99.95%"),
+"" (a plain number).
 """
 import math
 
@@ -20,6 +21,8 @@ def fmt(value, unit: str = "") -> str:
         return duration(value)
     if unit == "+%":  # a relative change, signed: "+50%", "−12%"
         return ("+" if value > 0 else "−" if value < 0 else "±") + fmt(abs(value), "%")
+    if unit == "nines":  # a share near 1 (an SLO's objective, its compliance): truncated, never rounded up to 100%
+        return f"{_number(math.floor(value * 100_000 + 1e-6) / 1000, 3)}%"
     if unit == "%":
         pct = value * 100
         return f"{_number(pct, 1 if abs(pct) < 10 and pct != int(pct) else 0)}%"

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "ingest",
     "analysis",
     "budgets",
+    "slos",
     "alerts",
     "reports",
     "simulator",
