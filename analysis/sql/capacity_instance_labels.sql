@@ -1,6 +1,7 @@
 -- Per instance of one service seen in [start, end), in its attempt spans or its engine metrics: the resource attribute
 -- cloud.region (the latest non-empty value), gpu.count (the largest) and the GPUs its DCGM metrics label (distinct
--- `gpu` label, else `UUID`, else `device`, over the DCGM_* series). '' and 0 mean not reported.
+-- `gpu` label, else `UUID`, else `device`, over the DCGM_* series). '' and 0 mean not reported; gpu.count is read
+-- from an int, a double or a string ("4", "4.0").
 SELECT instance,
        argMaxIf(region, at, region != '') AS region,
        max(gpu_count) AS gpu_count,
@@ -11,7 +12,7 @@ FROM
     SELECT instance,
            argMaxIf(resource_attributes['cloud.region'], start_at, resource_attributes['cloud.region'] != '') AS region,
            max(start_at) AS at,
-           max(toUInt32OrZero(resource_attributes['gpu.count'])) AS gpu_count,
+           max(toUInt32(greatest(toFloat64OrZero(resource_attributes['gpu.count']), 0))) AS gpu_count,
            toUInt64(0) AS dcgm_gpus
     FROM spans
     WHERE project_id = {project_id:UInt32} AND service = {service:String} AND role = 'attempt'
@@ -22,7 +23,7 @@ FROM
     SELECT Instance AS instance,
            argMaxIf(ResourceAttributes['cloud.region'], TimeUnix, ResourceAttributes['cloud.region'] != '') AS region,
            toDateTime64(max(TimeUnix), 9, 'UTC') AS at,
-           max(toUInt32OrZero(ResourceAttributes['gpu.count'])) AS gpu_count,
+           max(toUInt32(greatest(toFloat64OrZero(ResourceAttributes['gpu.count']), 0))) AS gpu_count,
            uniqExactIf(multiIf(Attributes['gpu'] != '', Attributes['gpu'], Attributes['UUID'] != '', Attributes['UUID'],
                                Attributes['device']),
                        startsWith(MetricName, 'DCGM_')

@@ -212,3 +212,12 @@ def test_objective_from_the_budget_else_the_diagnosis_threshold(alpha):
     StageTarget.objects.create(budget=route, stage="ttft", target_ms=1000)
     assert objective(project.pk, "chat", "/v1/chat") == Objective("ttft", 95, 1000.0, "latency budget", "seed-003")
     assert objective(project.pk, "chat", "/v1/other").threshold_ms == everywhere.total_ms
+
+
+def test_gpu_count_as_a_double_or_a_string(alpha, ingest):
+    project, key = alpha
+    ingest(key, f.request(f.attempt(start_ns=spans.at(0)), service="g", instance="a", resource={"gpu.count": 4.0}),
+           f.request(f.attempt(start_ns=spans.at(1)), service="g", instance="b", resource={"gpu.count": "2"}))
+    materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
+    gpus = document(project.pk, "g", spans.START, spans.END)["gpus"]
+    assert gpus == {"per_instance": {"min": 2, "max": 4}, "sources": {"gpu.count resource attribute": 2}}
