@@ -12,14 +12,17 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Q
+from django.urls import reverse
 
 from alerts.models import AlertRule, AlertState
-from analysis import evidence, queries, stats
+from analysis import evidence, queries, slos as slo_status, stats
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.windows import iso
+from analysis.wording import fmt
 from budgets import evaluation as budget_evaluation
 from budgets.models import BudgetViolation
+from slos.models import Slo
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 Groups = dict[str, tuple]  # {group key: (value or None when not measured, requests or None)}
@@ -277,8 +280,68 @@ class IncidentKind(Kind):
         }
 
 
+class SloBurn(Kind):
+    """An SLO's error budget burning too fast: analysis.slos.PAGES, the SRE workbook's multiwindow alerts (1 h and
+    5 min both at 14.4x or more, or 6 h and 30 min both at 6x or more). One group per SLO (key: its id): the rule's
+    SLO, or every SLO of the service (on the rule's route when it names one). requests: the measured requests of the
+    last hour. The hold is the short window (it must burn too), not for_seconds; a deleted SLO that fired resolves."""
+
+    threshold = False
+    unit = "x"
+
+    def hold_seconds(self, rule):
+        return 0
+
+    def measure(self, rule, start, end):
+        """{SLO id: ({"5m", "30m", "1h", "6h": burn rate or None, "paging": [fast, slow]}, measured in the last hour)}
+        over the burn windows ending at `end`; a deleted SLO still firing: (None, None)."""
+        rows = [rule.slo] if rule.slo_id else list(Slo.objects.filter(project_id=rule.project_id, service=rule.service))
+        out = {}
+        for slo in rows:
+            if not rule.route or slo.route == rule.route:
+                burn = slo_status.status(slo, end, window=False).burn
+                out[str(slo.pk)] = (burn.value(), burn.measured["1h"])
+        firing = AlertState.objects.filter(rule=rule, state=AlertState.FIRING).exclude(group_key__in=list(out))
+        out.update({key: (None, None) for key in firing.values_list("group_key", flat=True)})
+        return out
+
+    def breached(self, rule, value):
+        return bool(value and value["paging"])
+
+    def label(self, rule):
+        return "burn rate"
+
+    def summary(self, rule, key, event, *, value, requests, start, end):
+        slo = Slo.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        if slo is None:
+            return {"title": f"[RESOLVED] {rule.name} {rule.service}: SLO {key} deleted", "verdict": "", "numbers": {},
+                    "url": "", "context": "the SLO was deleted while its budget was burning"}
+        tag = "FIRING" if event == "alert.firing" else "RESOLVED"
+        now = slo_status.status(slo, end)  # once per state change: the budget left is worth a 30-day read
+        rates = value or {}
+        pages = [p for p in slo_status.PAGES if p.name in rates.get("paging", [])]
+        held = "; ".join(f"{p.long} and {p.short} at {fmt(p.factor, 'x')} or more" for p in pages)
+        return {
+            "title": f"[{tag}] {rule.name}: {slo.description}",
+            "verdict": "",
+            "numbers": {**{f"burn {w}": fmt(rates.get(w), "x") for w in slo_status.BURN_WINDOWS},
+                        "budget remaining": fmt(now.budget_remaining, "%"), "compliance": fmt(now.compliance, "nines"),
+                        "requests (1 h)": requests},
+            "url": slo_url(rule),
+            "button": "Open SLOs",
+            "context": f"Error budget burning: {held} ({iso(end)})" if pages else "Burn rates back under " + ", ".join(
+                f"{fmt(p.factor, 'x')} over {p.long} or {p.short}" for p in slo_status.PAGES) + f" at {iso(end)}",
+        }
+
+
+def slo_url(rule: AlertRule) -> str:
+    """The dashboard's SLO page of the rule's project, on PUBLIC_BASE_URL."""
+    base = getattr(settings, "PUBLIC_BASE_URL", DEFAULT_BASE_URL).rstrip("/")
+    return f"{base}{reverse('slos')}?" + urlencode({"project": rule.project.name})
+
+
 KINDS: dict[str, Kind] = {
     AlertRule.BUDGET_VIOLATION: BudgetOverspend(), AlertRule.PERCENTILE: Percentile(),
     AlertRule.GAP_FRACTION: GapFraction(), AlertRule.RETRY_RATE: RetryRate(), AlertRule.TENANT_TAIL: TenantTail(),
-    AlertRule.VERDICT: Verdict(), AlertRule.INCIDENT: IncidentKind(),
+    AlertRule.VERDICT: Verdict(), AlertRule.INCIDENT: IncidentKind(), AlertRule.SLO_BURN: SloBurn(),
 }

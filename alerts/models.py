@@ -76,11 +76,13 @@ class AlertRule(models.Model):
     BUDGET_VIOLATION, PERCENTILE, GAP_FRACTION = "budget_violation", "percentile", "gap_fraction"
     RETRY_RATE, TENANT_TAIL, VERDICT = "retry_rate", "tenant_tail", "verdict"
     INCIDENT = "incident"
+    SLO_BURN = "slo_burn"
     KINDS = [(BUDGET_VIOLATION, "Budget violation"), (PERCENTILE, "Percentile above a threshold"),
              (GAP_FRACTION, "gap_fraction above x"), (RETRY_RATE, "Retry rate (extra attempts per run) above x"),
              (TENANT_TAIL, "A tenant's p95 (TTFT or total) above x ms"),
              (VERDICT, "Diagnosis verdict other than healthy"),
-             (INCIDENT, "Incident opened / resolved")]
+             (INCIDENT, "Incident opened / resolved"),
+             (SLO_BURN, "SLO burn rate: 1 h and 5 min ≥ 14.4×, or 6 h and 30 min ≥ 6×")]
     GROUPS = [("service", "service"), ("route", "route"), ("tenant", "tenant")]
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="alert_rules")
@@ -92,6 +94,8 @@ class AlertRule(models.Model):
     budget = models.ForeignKey("budgets.Budget", on_delete=models.CASCADE, null=True, blank=True,
                                related_name="alert_rules",
                                help_text="budget_violation: blank = any budget of the service")
+    slo = models.ForeignKey("slos.Slo", on_delete=models.CASCADE, null=True, blank=True, related_name="alert_rules",
+                            verbose_name="SLO", help_text="slo_burn: blank = every SLO of the service")
     bucket = models.CharField(max_length=20, choices=[(b, b) for b in buckets.ALL], default="total",
                               help_text="percentile: any bucket; tenant_tail: ttft or total")
     percentile = models.PositiveSmallIntegerField(choices=[(p, f"p{p}") for p in (50, 90, 95, 99)], default=95)
@@ -115,7 +119,7 @@ class AlertRule(models.Model):
 
     def clean(self):
         # per-service measures: the scheduler queue (gap_fraction) and the stored diagnosis (verdict)
-        if self.kind in (self.GAP_FRACTION, self.VERDICT, self.INCIDENT) and self.group_by != "service":
+        if self.kind in (self.GAP_FRACTION, self.VERDICT, self.INCIDENT, self.SLO_BURN) and self.group_by != "service":
             raise ValidationError({"group_by": f"{self.kind} is measured per service"})
         if self.kind == self.TENANT_TAIL and self.bucket not in ("ttft", "total"):
             raise ValidationError({"bucket": "a tenant's tail is its ttft or total"})
@@ -124,6 +128,8 @@ class AlertRule(models.Model):
             raise ValidationError({"verdicts": f"unknown verdict {', '.join(unknown)}: one of {', '.join(VERDICTS)}"})
         if self.budget_id and (self.budget.project_id != self.project_id or self.budget.service != self.service):
             raise ValidationError({"budget": "a budget of this rule's project and service"})
+        if self.slo_id and (self.slo.project_id != self.project_id or self.slo.service != self.service):
+            raise ValidationError({"slo": "an SLO of this rule's project and service"})
 
 
     def verdict_list(self) -> list[str]:

@@ -3,6 +3,7 @@ from django.urls import path
 from dashboard.views import budgets, connections, diagnosis, engine, incidents, keys, overview, prompts, reviews, runs
 from dashboard.views import alert_rules, scheduler, service_map, tenants, webhooks
 from dashboard.views import capacity
+from dashboard.views import slos
 
 urlpatterns = [
     path("", overview.overview, name="overview"),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("runs/<path:run_id>/", runs.run, name="run"),
     path("keys/", keys.keys, name="keys"),
     path("budgets/", budgets.budgets, name="budgets"),
+    path("slos/", slos.slos, name="slos"),
     path("webhooks/", webhooks.webhooks, name="webhooks"),
     path("alerts/", alert_rules.alert_rules, name="alert-rules"),
     path("reviews/", reviews.reviews, name="reviews"),
