@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 
 from ingest import views as ingest_views
 from latency_obs import login, views
+from slos import views as slo_views
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -15,6 +16,7 @@ urlpatterns = [
     path("v1/logs", ingest_views.logs, name="otlp-logs"),
     path("api/v1/ingest/status", ingest_views.status, name="ingest-status"),
     path("api/v1/", include("analysis.urls")),
+    path("api/v1/slos", slo_views.slos, name="api-slos"),  # here, not in analysis.urls: slos imports analysis
     path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", login.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
