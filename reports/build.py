@@ -12,7 +12,7 @@ from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
 from budgets.models import BudgetViolation
-from reports import capacity, weeks
+from reports import capacity, slos, weeks
 
 DAY_MS = 86_400_000
 TOP_TENANTS = 5
@@ -120,4 +120,5 @@ def build(project, week: str, tz_name: str = "UTC") -> dict:
     services = sorted({s for p, s in queries.active_services(start, end) if p == project.pk})
     return {"project": project.name, "week": week, "previous_week": weeks.previous(week), "timezone": tz_name,
             "start": start.isoformat(), "end": end.isoformat(), "incidents": incidents(project, start, end),
+            "slos": slos.at_end(project, end),
             "services": [service_review(project, s, start, end) for s in services]}
