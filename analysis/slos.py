@@ -117,7 +117,7 @@ def status(slo, now: datetime, *, window: bool = True) -> SloStatus:
     measured, the budget remaining at the end of each hour of the window) and the burn rates of the windows ending
     at `now`. window=False reads the burn rates only (the last 6 hours, what an alert needs each minute)."""
     _check(slo)
-    end = now.astimezone(timezone.utc)
+    end = now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now.astimezone(timezone.utc)  # naive: UTC
     start = end - timedelta(days=slo.window_days)
     if not window:
         return SloStatus(start, end, slo.objective, burn=_burn(slo, end))
