@@ -19,8 +19,9 @@ from tests.analysis.incident_traffic import phases
 pytestmark = pytest.mark.slow
 RATE = 2.0  # requests per second: ~120 attempts a minute, a modest service
 T0 = datetime(2026, 11, 18, 0, 0, tzinfo=timezone.utc)
-# the engine presets (issue 13) are told apart by the engine's metrics, not by an incident overlay
-ENGINE = {"kv_cache_pressure", "gpu_memory_pressure", "cold_start", "batching_delay"}
+# the engine presets (issue 13) are told apart by the engine's metrics, not by an incident overlay; oom_kills keeps
+# latency healthy (its harm is killed engines: the diagnosis's stability branch), so it is no latency incident
+ENGINE = {"kv_cache_pressure", "gpu_memory_pressure", "cold_start", "batching_delay", "oom_kills"}
 CAUSES = sorted(set(PRESETS) - {"healthy", "noisy_tenant"} - ENGINE) + ["noisy_tenant"]
 STEADY = ("healthy", "steady_slow" if "steady_slow" in PRESETS else "prefill_pressure")
 
