@@ -177,7 +177,7 @@ def scheduler_from_metrics(project_id: int, service: str, start, end, caps: dict
     "in_flight_mean"}}, "interval_s": the median spacing of samples}. A sample is backlogged when requests wait,
     and under its cap when fewer than cap run; cap is the traces' llm.scheduler.cap of the instance (`caps`), else
     the most requests the instance was seen running ("observed"). Sampling error: a backlog shorter than the
-    interval can fall between two samples (README "Engine metrics").
+    interval can fall between two samples (docs/sending-traces.md "7. Engine and GPU metrics").
     """
     names = engines.names_by_signal()
     rows = client.query_rows(_sql("engine_scheduler_samples"), parameters={

@@ -1,4 +1,4 @@
-"""Which metric of which serving engine feeds which signal: THE mapping of known engines (README "Engine metrics").
+"""Which metric of which serving engine feeds which signal: THE mapping of known engines (docs/sending-traces.md "7. Engine and GPU metrics").
 
 Names are matched as they arrive from the engine's /metrics through our scraper or a Collector's prometheus
 receiver (counters with or without `_total`), and with `:` or `.` as separator for OTel SDK exporters (whose

@@ -2,7 +2,7 @@
 
 Every record is a frozen dataclass read through attributes, so a misspelt name raises AttributeError instead of
 reading as "unknown". A value the spans cannot give is None, never 0. `to_json()` is the JSON of the diagnosis
-answer (README "Diagnosis"; the API, the diagnose command and the stored WindowDiagnosis): keys in field order.
+answer (docs/diagnosis.md; the API, the diagnose command and the stored WindowDiagnosis): keys in field order.
 `from_json()` reads that JSON back; missing keys are unknown, an unexpected key raises TypeError.
 The per-bucket records take their field names from analysis.buckets, the one list of bucket names.
 

@@ -10,7 +10,7 @@ SOURCES = {
     "002": "Why AI/LLM Inference Is Slow",
     "003": "LLM Latency In Production: What Actually Works",
     "004": "Latency Optimization in LLM Inference Systems",
-    "readme": "latency_obs README",
+    "readme": "latency_obs docs",
 }
 # Section names as the seeds spell them (seed 003's practical fixes are numbered; seed 000's bottlenecks too).
 B1, B2, B4, B5 = ("Bottleneck 1: Tokenizer and Prompt Assembly", "Bottleneck 2: KV Cache Misses or Poor Cache Behavior",
@@ -153,7 +153,7 @@ FIXES: dict[str, list[dict]] = {
             ("000", B4)),
         fix("Watch batch formation delay and batch size versus TTFT, not only GPU utilisation", ("000", B4)),
     ],
-    # Not a seed fix: the TTFT branch ended with nothing measured to explain it (README "Diagnosis").
+    # Not a seed fix: the TTFT branch ended with nothing measured to explain it (docs/diagnosis.md).
     "ttft_unexplained": [
         fix("Send the engine's metrics (vLLM /metrics, SGLang, TGI, NVIDIA DCGM): KV cache, preemptions, GPU memory "
             "and utilisation, queue depth and process start answer the questions this diagnosis could not",
@@ -164,10 +164,10 @@ FIXES: dict[str, list[dict]] = {
             ("000", "the diagnostic flowchart")),
     ],
     "healthy": [],
-    # Not a seed fix: what the spans must carry before the flowchart can tell healthy from slow (README "Diagnosis").
+    # Not a seed fix: what the spans must carry before the flowchart can tell healthy from slow (docs/diagnosis.md).
     "insufficient_data": [
         fix("Send the lifecycle events on each attempt span (queued, admitted, first_token, last_token, released) and "
-            "the token counts, as README \"The span convention\" describes; the coverage strip on every page shows "
+            "the token counts, as docs/span-convention.md describes; the coverage strip on every page shows "
             "what is missing", ("readme", "The span convention")),
         fix("A client instrumentation gives TTFT only for a call it saw stream (a first-chunk time: "
             "gen_ai.response.time_to_first_chunk, OpenLIT's gen_ai.server.time_to_first_token with "

@@ -38,7 +38,7 @@ class Thresholds:
     # TTFT p50 of the longest vs the shortest prompt segment: prefill preset ~20x. Segments need this many requests.
     prefill_ratio: float = 5.0
     prefill_min_count: int = 20
-    # The TTFT leaves (README "Diagnosis"). cold_start: the share of TTFT outliers (> the service's TTFT p95) in the
+    # The TTFT leaves (docs/diagnosis.md). cold_start: the share of TTFT outliers (> the service's TTFT p95) in the
     # first cold_start_minutes after an instance's first attempt or process start (cold_start preset ~0.8, healthy 0).
     cold_start_share: float = 0.5
     cold_start_minutes: int = 5
@@ -67,11 +67,11 @@ class Thresholds:
     noisy_in_flight_share: float = 0.5
     # Below this share of successful runs, reliability is a finding on its own.
     min_success_rate: float = 0.95
-    # Incident detection (analysis/incidents/detection.py; README "Incidents"). A minute is off for a metric when
+    # Incident detection (analysis/incidents/detection.py; docs/incidents.md). A minute is off for a metric when
     # its p95 exceeds the baseline's median p95 by all of: this factor, this many robust deviations (1.4826 x MAD),
     # and a floor of max(incident_floor_ms, incident_floor_share x the baseline TTFT p95). Healthy t_conn p95 jumps
     # from 0 to ~30 ms in single minutes (MAD 0): the floor is above that. Measured on every preset's steady
-    # traffic (README "Incidents").
+    # traffic (docs/incidents.md).
     incident_factor: float = 1.5
     incident_mad_k: float = 6.0
     incident_floor_ms: float = 50.0
@@ -90,7 +90,7 @@ class Thresholds:
     # A baseline needs this many minutes with traffic (incident_min_attempts each), else there is no detection.
     incident_baseline_minutes: int = 15
     # An open incident of a service that sends nothing for this many minutes closes: its end is the end of the last
-    # minute with traffic (detection.detect; README "Incidents"). A batch job or a crashed gateway stops sending
+    # minute with traffic (detection.detect; docs/incidents.md). A batch job or a crashed gateway stops sending
     # while slow, and "open" for ever would say it still is.
     incident_silence_minutes: int = 10
     # A verdict needs this many runs in the window, else insufficient_data (ANALYSIS_MIN_RUNS sets it).

@@ -1,6 +1,6 @@
 """Ready-made budgets: total and stage targets in ms at a percentile."""
 PRESETS = {
-    # Seed text 003 ("LLM Latency In Production"; README, "Latency budgets"): its example budget for a
+    # Seed text 003 ("LLM Latency In Production"; docs/dashboard-budgets-alerts.md, "Latency budgets"): its example budget for a
     # 2.5 s p95 chat turn:
     # 150 ms network and headers, 300 retrieval and ranking, 150 prompt build and policy checks,
     # 1,600 model to final token, 300 tools or post processing (sums to 2,500).

@@ -3,7 +3,7 @@
 ClickHouse decodes the spooled requests itself (Protobuf format, schema from otlp_proto) and this
 SELECT maps each span: role (attempt / stage / other), the form it came in, the lifecycle instants
 of docs/span-convention.md, and the attribute columns. No per-span Python runs on this path, which is
-what keeps ingest above 25k spans/s on two cores (`make bench-ingest`, README "Benchmarks").
+what keeps ingest above 25k spans/s on two cores (`make bench-ingest`, docs/benchmarks.md).
 
 The SQL is assembled from the small expression builders below; every identifier and key in it is a
 constant of this module, and the only values (limits, file path) travel as query parameters.
@@ -204,7 +204,7 @@ def _spans_subquery(source: str) -> str:
 
 
 def _form() -> str:
-    """The form a span came in (README "5. Other accepted forms"); '' for none of them.
+    """The form a span came in (docs/sending-traces.md "5. Other accepted forms"); '' for none of them.
 
     Third-party client spans are recognised with or without their streaming signals, so a non-streaming
     call of OpenInference or OpenLLMetry is an attempt of that form too. The OTel GenAI check comes last:

@@ -1,4 +1,4 @@
-"""Failed logins limited per account and per client address (README: Security).
+"""Failed logins limited per account and per client address (docs/operations.md "Security").
 
 After LOGIN_MAX_FAILURES_PER_USER failures on a username, or LOGIN_MAX_FAILURES_PER_ADDRESS from one client
 address, within LOGIN_FAILURE_WINDOW_SECONDS, every login of that username (or from that address) is refused

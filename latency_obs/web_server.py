@@ -31,7 +31,7 @@ def web_server(application, host: str, port: int, threads: int) -> TcpWSGIServer
 
 
 def adjustments() -> dict:
-    """waitress's settings, from ours (README: Configuration)."""
+    """waitress's settings, from ours (docs/operations.md "Configuration")."""
     adj = {
         "connection_limit": settings.WEB_CONNECTION_LIMIT,
         "channel_timeout": settings.WEB_CHANNEL_TIMEOUT_SECONDS,

@@ -3,7 +3,7 @@
 An incident is `CAUSE@START+DURATION[:DIM=VALUE]` (START and DURATION like durations.parse_duration: 90s, 40m,
 1h; DIM tenant, route or instance). Each cause has an overlay (OVERLAYS): the knob changes that make it the
 dominant cause on top of the base scenario *at the base's rate*. Overlays of incidents that overlap in time
-apply one after the other, so two causes at once combine. Calibration figures are in the README
+apply one after the other, so two causes at once combine. Calibration figures are in docs/simulator.md
 ("Simulated traffic") and tests/simulator/test_incidents.py.
 """
 import re
@@ -63,7 +63,7 @@ OVERLAYS: dict[str, Overlay] = {
         knobs=lambda s: {"long_prompt_share": 0.3, "prefill_ms_per_1k": s.prefill_ms_per_1k * 3,
                          "kv_pressure": max(s.kv_pressure, 3.0)}),
     "decode_throughput": Overlay(
-        "per-token decode 2.5x slower and more sensitive to batch load (needs headroom: see the README)",
+        "per-token decode 2.5x slower and more sensitive to batch load (needs headroom: see docs/simulator.md)",
         knobs=lambda s: {"decode_ms_per_token": s.decode_ms_per_token * 2.5,
                          "batch_slowdown": max(s.batch_slowdown, 0.6)}),
     "post_processing": Overlay(

@@ -1,7 +1,7 @@
 """Causes of an incident: the share of its latency increase over the baseline that each cause explains.
 
 Pure: queries.stage_sums of both windows and the compared steps (analysis/incidents/compare.py) in, ranked causes
-out. The decomposition (README "Incidents", "Causes and scope"): an attempt's request time is the sum of its
+out. The decomposition (docs/incidents.md "Causes and scope"): an attempt's request time is the sum of its
 buckets, so the mean per attempt is additive too, L = sum over buckets of (bucket sum / attempts) (t_retry summed
 over runs, charged per attempt; an unknown value adds nothing). The increase Delta L splits into bucket deltas,
 and t_first_token further into its stages. Each part is charged to one cause (parts() below); a part that shrank

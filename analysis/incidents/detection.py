@@ -54,7 +54,7 @@ SPIKE_RATIO = 2.5
 # On tests/analysis/measure_incident_alignment.py's 1,040 case-alignments, routes judged on p95s found the slow minor
 # route in 38 of 40 but made 20 false incidents on healthy services (55 -> 70 wrong); on p50s 40 of 40 and none
 # (55 -> 29 wrong). Tenants and instances judged too: the same there, and 94 -> 22 wrong of 360 on other scopes
-# (preprocessing for a 10 % tenant, long prompts on one instance of three). README "Where the minute boundaries fall".
+# (preprocessing for a 10 % tenant, long prompts on one instance of three). docs/incidents.md "Where the minute boundaries fall".
 SLICE_LEVEL = "p50"
 SLICES = ("route", "tenant", "instance")  # the dimensions whose values are judged on their own, in this order
 MAX_SLICES = 8  # values judged per service and dimension (the busiest): each costs a walk of its own

@@ -1,7 +1,6 @@
 """Scope of an incident: the route, tenant, instance, model or prompt segment whose requests carry its excess.
 
-Pure: queries.scope_excess rows in, [{"dimension", "value", "share"}] out (README "Incidents", "Causes and
-scope"). The excess is measured on the bucket of the incident's top cause (MEASURED). A value's excess is its
+Pure: queries.scope_excess rows in, [{"dimension", "value", "share"}] out (docs/incidents.md "Causes and scope"). The excess is measured on the bucket of the incident's top cause (MEASURED). A value's excess is its
 incident attempts x (its mean in the incident - its own baseline mean, or the service's baseline mean when it had
 fewer than MIN_ATTEMPTS there); its share is that excess over the
 dimension's summed positive excess, and its lift is that share over its share of the incident's attempts. A value

@@ -1,4 +1,4 @@
-"""The figures of the README's Incidents section; not part of the suite (its name is no test_*.py): run it with
+"""The figures of docs/incidents.md; not part of the suite (its name is no test_*.py): run it with
 
     DATABASE_URL=... .venv/bin/python -m pytest -n 1 -q tests/analysis/measure_incident_detection.py
 

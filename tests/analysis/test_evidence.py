@@ -18,7 +18,7 @@ from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noq
 DAY = timedelta(days=1)
 SVC = "llm-gateway"
 STATS = ["p50", "p95", "p99", "mean", "count"]
-# The keys of the diagnosis answer's "evidence", in order (README "Diagnosis"): the API, the diagnose command and
+# The keys of the diagnosis answer's "evidence", in order (docs/diagnosis.md): the API, the diagnose command and
 # the stored WindowDiagnosis all carry this JSON.
 KEYS = {
     "window": ["start", "end", "seconds", "route", "tenant"],

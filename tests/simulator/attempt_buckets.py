@@ -4,7 +4,7 @@ import math
 from collections import defaultdict
 
 MINUTE_MS = 60_000.0
-# the bucket each cause's overlay grows (README "Simulated traffic")
+# the bucket each cause's overlay grows (docs/simulator.md)
 GROWN = {
     "queue_backlog": "t_queue", "noisy_tenant": "t_queue", "admission_gap": "t_queue", "retry_amplification": "t_retry",
     "preprocessing": "t_first_token", "connection_churn": "ttft", "prefill_pressure": "t_first_token",

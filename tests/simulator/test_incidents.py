@@ -1,7 +1,7 @@
 """Incidents in the model: parsing, scopes, and what each cause's overlay does to the attempts' buckets.
 
 Checked on the model's own instants (tests/simulator/attempt_buckets.py), without spans or a store: an hour of
-traffic simulates in about a second. Figures in comments are seed 1 / seed 2 (README "Simulated traffic").
+traffic simulates in about a second. Figures in comments are seed 1 / seed 2 (docs/simulator.md).
 """
 import functools
 

@@ -1,5 +1,5 @@
 """End to end: an incident sent through the real pipeline is diagnosed as its cause over its window, and the
-minutes before it are healthy (calibration figures: README "Simulated traffic")."""
+minutes before it are healthy (calibration figures: docs/simulator.md)."""
 from datetime import timedelta
 
 import pytest

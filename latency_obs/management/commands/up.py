@@ -87,7 +87,7 @@ def _listen(host: str, port: int, grpc_port: int, threads: int):
     except OSError as exc:
         raise port_error("grpc", host, grpc_port, exc) from None
     try:
-        web = web_server(application, host, port, threads)  # the limits of README: Security
+        web = web_server(application, host, port, threads)  # the limits of docs/operations.md "Security"
     except OSError as exc:
         grpc_server.stop(None)
         raise port_error("web", host, port, exc) from None
