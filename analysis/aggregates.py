@@ -39,7 +39,7 @@ from django.conf import settings
 
 from analysis.models import UnaggregatedHour
 from analysis.windows import utc_naive
-from store import client
+from store import client, tables
 from store.concurrent import gather
 from store.sql import SqlFiles
 
@@ -55,11 +55,7 @@ _shared: ContextVar[tuple[dict, Lock] | None] = ContextVar("aggregate_reads", de
 # (bucket_minutes, tenant_hours), the others read request_buckets. The chains run side by side in this order: the two
 # longest statements (scheduler and incident minutes) at either end run beside short ones, not together (together:
 # +0.4 s an hour)
-CHAINS = (("aggregate_scheduler_minutes",), ("aggregate_request_hours",),
-          ("aggregate_bucket_minutes", "aggregate_overview_five_minutes", "aggregate_bucket_hours"),
-          ("aggregate_tenant_hours", "aggregate_tenant_service_hours"), ("aggregate_coverage_hours",),
-          ("aggregate_share_hours",), ("aggregate_segment_hours",), ("aggregate_retry_hours",),
-          ("aggregate_churn_minutes",), ("aggregate_incident_minutes",))
+CHAINS = tables.chains()  # the aggregate tables and their order: store/tables.py
 
 
 def floor_hour(moment: datetime) -> datetime:

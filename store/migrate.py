@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from store import client
+from store import client, tables
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 SCHEMA_FILE = Path(__file__).parent / "schema.sql"
@@ -83,16 +83,8 @@ def migrate() -> list[Migration]:
     return todo
 
 
-# Tables that expire rows after CLICKHOUSE_RETENTION_DAYS, with the instant they expire from.
-RETAINED = {"spans": "start_at", "request_buckets": "start_at", "otel_metrics_gauge": "TimeUnix",
-            "otel_metrics_sum": "TimeUnix", "otel_metrics_histogram": "TimeUnix",
-            "otel_metrics_exponential_histogram": "TimeUnix", "scheduler_minutes": "hour", "request_hours": "hour",
-            "aggregated_hours": "hour", "bucket_minutes": "hour",
-            "coverage_hours": "hour", "bucket_hours": "hour",
-            "tenant_hours": "hour", "materialized_hours": "hour",
-            "share_hours": "hour", "tenant_service_hours": "hour", "segment_hours": "hour", "retry_hours": "hour",
-            "churn_minutes": "hour", "overview_five_minutes": "hour", "incident_minutes": "hour", "layer_links": "call_start_at",
-            "otel_logs": "TimestampTime"}
+# Tables that expire rows after CLICKHOUSE_RETENTION_DAYS, with the instant they expire from (store/tables.py).
+RETAINED = tables.retained()
 
 
 def apply_retention(days: int) -> None:

@@ -27,12 +27,9 @@ def clickhouse_schema(django_db_blocker):
 def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
     from store import client
+    from store.tables import emptied_by_tests
 
-    for table in ("spans", "request_buckets", "otel_metrics_gauge", "otel_metrics_sum", "otel_metrics_histogram",
-                  "otel_metrics_exponential_histogram", "scheduler_minutes", "request_hours", "aggregated_hours",
-                  "bucket_minutes", "coverage_hours",
-                  "bucket_hours", "tenant_hours", "materialized_hours", "share_hours", "layer_links",
-                  "otel_logs"):
+    for table in emptied_by_tests():
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
 
