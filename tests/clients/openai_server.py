@@ -6,8 +6,12 @@ POST /v1/chat/completions and /v1/completions, streaming (SSE) or not:
   `stream_options.include_usage` asks, then `[DONE]`. So first token = first_ms and stream = chunks * gap_ms.
 - not streaming: one JSON body with usage after first_ms + chunks * gap_ms (the same generation, unstreamed).
 Usage: prompt tokens = words in the prompt, completion tokens = chunks + 1 (one per word).
+With `fail=FailOnce(every)`, the first try of some calls is answered 500 at once, so the client's retry policy
+(or the gateway's) tries again; `server.tries` lists (call, status) in arrival order.
 """
 import json
+import re
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +30,10 @@ class _Handler(BaseHTTPRequestHandler):
         chat = self.path.rstrip("/").endswith("/chat/completions")
         if not chat and not self.path.rstrip("/").endswith("/completions"):
             return self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+        if self.server.fail is not None and self.server.fail(body):
+            self.server.tries.append((call_name(body), 500))
+            return self._json(500, {"error": {"message": "injected failure", "type": "server_error", "code": 500}})
+        self.server.tries.append((call_name(body), 200))
         self.server.requests.append(body)
         reply = _Reply(self.server.timing, body, chat)
         if body.get("stream"):
@@ -118,19 +126,59 @@ def prompt_tokens(body: dict) -> int:
     return len(json.dumps(body.get("messages", body.get("prompt"))).split())
 
 
+def call_name(body: dict) -> str:
+    """The text of a request's last message (or its prompt): what names a call, its retries included."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content", "") if isinstance(messages[-1], dict) else ""
+    if isinstance(content, list):  # content parts
+        content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return str(content if messages != [{}] else body.get("prompt", ""))
+
+
+class FailOnce:
+    """Fails the first try of each call whose prompt starts `call N` with N % every == every // 2 (2 in 20 for
+    every=10): keyed by the prompt, not by arrival order, so concurrent calls and their retries interleave freely."""
+
+    def __init__(self, every: int = 10):
+        self.every, self.failed, self.lock = every, set(), threading.Lock()
+
+    def __call__(self, body: dict) -> bool:
+        name = call_name(body)
+        number = re.match(r"call (\d+)\b", name)
+        if number is None or int(number[1]) % self.every != self.every // 2:
+            return False
+        with self.lock:
+            first = name not in self.failed
+            self.failed.add(name)
+        return first
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a gateway opens tens of connections at once
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client closed its idle keep-alive connection
+            super().handle_error(request, client_address)
+
+
 class OpenAIServer:
     """with OpenAIServer(Timing(...)) as server: server.url is the base_url for openai.OpenAI."""
 
-    def __init__(self, timing: Timing | None = None):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.httpd.daemon_threads = True
+    def __init__(self, timing: Timing | None = None, fail: FailOnce | None = None):
+        self.httpd = _Server(("127.0.0.1", 0), _Handler)
         self.httpd.timing, self.httpd.requests = timing or Timing(), []
+        self.httpd.fail, self.httpd.tries = fail, []
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def requests(self) -> list:
         return self.httpd.requests
+
+    @property
+    def tries(self) -> list:
+        return self.httpd.tries
 
     def __enter__(self):
         self.thread.start()

@@ -1,0 +1,67 @@
+"""SDKs that instrument the openai client for a team's own code, from their pinned packages: OpenLIT 1.44.0
+(`openlit.init(otlp_endpoint=..., otlp_headers=...)`) and LangChain's `ChatOpenAI(streaming=True)` with
+opentelemetry-instrumentation-langchain 0.62.4, each live in its own venv; the Traceloop SDK 0.62.4 from the OTLP
+bodies it exported (tests/clients/record_traceloop.py re-records them), replayed through the real OTLP/HTTP path.
+200 streaming calls each, 2 in 20 failing once with a 500 that the openai client retries inside its call
+(tests/clients/tools.py); read back through the diagnosis API (README "6. OpenAI client instrumentations").
+"""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from tests.clients import tools
+from tests.clients.tools import CALLS, Expect
+
+pytestmark = pytest.mark.slow
+# gen_ai.server.time_to_first_token with gen_ai.request.stream: TTFT (from the successful try: OpenLIT's clock starts
+# when the stream object is made), t_stream and decode measured; its httpx POST children show the failed tries
+OPENLIT = Expect(attempts=CALLS, failed=0, ttft=True, verdicts=("decode_throughput",))
+# chunk events: TTFT (retries inside it: a tail of ~0.8 s) and decode measured
+TRACELOOP = Expect(attempts=CALLS, failed=0, ttft=True, verdicts=("decode_throughput",))
+# a genai span with no stream flag and no first-chunk time: total and tokens only
+LANGCHAIN = Expect(attempts=CALLS, failed=0, ttft=False, verdicts=("insufficient_data",))
+
+
+@pytest.fixture
+def product(transactional_db, clickhouse, alpha, live_server, client):
+    project, key = alpha
+    return project, key, live_server.url, client
+
+
+@pytest.mark.parametrize("tool", ["openlit", "langchain"])
+def test_each_call_is_one_run_with_ttft_where_the_sdk_records_a_first_token(product, tool):
+    project, key, url, http = product
+    service, since = f"{tool}-app", datetime.now(timezone.utc) - timedelta(minutes=1)
+    with tools.upstream() as server:
+        seen = tools.drive(tool, tool, server.url, tools.clean_env(LO_ENDPOINT=url, LO_KEY=key, OTEL_SERVICE_NAME=service))
+    tools.settle(project.id, service)
+    answer = tools.diagnosis(http, project.id, key, service, since)
+    tools.report(service, tools.check(answer, seen, OPENLIT if tool == "openlit" else LANGCHAIN, server.tries))
+    if tool == "openlit":  # the tries are only in its httpx client spans, stored as other spans: a failed one and
+        # the retry under each retried call (README: what reading them as tries would need)
+        assert _http_children(project.id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
+
+
+def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(product):
+    project, key, url, http = product
+    since = datetime.now(timezone.utc) - timedelta(minutes=3)
+    seen = tools.replay(url, key, "traceloop")
+    tools.settle(project.id, seen["service"])
+    answer = tools.diagnosis(http, project.id, key, seen["service"], since)
+    figures = tools.check(answer, seen, TRACELOOP, [tuple(t) for t in seen["tries"]])
+    tools.report("traceloop (recorded)", figures)
+    # the openai client's retries hide inside the span: the retried calls' TTFT holds the failed try and the back-off
+    assert figures["ttft_p95"] > 2 * figures["ttft_p50"]
+
+
+def _http_children(project_id: int, service: str) -> dict:
+    """{(HTTP client spans under a GenAI attempt, how many of them failed): attempts}."""
+    from store import client
+
+    rows = client.query_rows(
+        "SELECT c.n, c.failed, count() FROM spans AS p FINAL INNER JOIN (SELECT trace_id, parent_span_id, count() AS n, "
+        "countIf(status = 'error') AS failed FROM spans FINAL WHERE project_id = {p:UInt32} AND kind = 'client' "
+        "AND role = 'other' GROUP BY trace_id, parent_span_id) AS c ON c.trace_id = p.trace_id AND c.parent_span_id = p.span_id "
+        "WHERE p.project_id = {p:UInt32} AND p.service = {s:String} AND p.role = 'attempt' GROUP BY c.n, c.failed",
+        {"p": project_id, "s": service})
+    return {(n, failed): count for n, failed, count in rows}
