@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.views.decorators.http import require_GET
 
-from analysis import queries
+from analysis import layers, queries
 from analysis.stats import series_width_ms
 from dashboard import charts, incidents, status
 from dashboard.filters import now_minute
@@ -18,16 +18,17 @@ def overview(request, page):
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=120)
     window = (f.start, f.end)
     # side by side on the reader threads (store/concurrent.py)
-    series, by_route, summary = gather(
+    series, by_route, summary, across = gather(
         lambda: queries.overview_series(*args, width, route=f.route, tenant=f.tenant),
         lambda: queries.bucket_distribution_top_values(*args, "route", settings.ANALYSIS_TOP_N, route=f.route,
                                                        tenant=f.tenant),
-        lambda: queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"])
+        lambda: queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"],
+        lambda: layers.for_gateway(*args).evidence())  # the service as a gateway: its time across layers
     rows = charts.labelled(by_route, "(no route)", "routes")
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_share"] = totals["errors"] / totals["requests"] if totals["requests"] else None
     return page.render("dashboard/overview.html", {
-        "totals": totals, "summary": summary,
+        "totals": totals, "summary": summary, "layers": across,
         "status": status.overview(page.project, page.busiest, f.start, f.end, now_minute()),
         "top_n": settings.ANALYSIS_TOP_N,
         "charts": with_bands([

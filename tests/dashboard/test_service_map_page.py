@@ -57,3 +57,18 @@ def test_a_runs_waterfall_draws_the_engine_beneath_the_call_and_the_network_betw
     assert "t_queue" in traces and 130.0 in traces["t_queue"]["base"]  # the engine's queue, from its own start
     # one attempt in the run: the engine's is beneath it, not a retry
     assert '<table id="attempts">' in html and html.split('<table id="attempts">')[1].split("</table>")[0].count("<tr") == 2
+
+
+def test_a_gateways_overview_and_diagnosis_show_where_its_time_went_across_layers(members, ingest, ann_client):
+    _, alpha, key = members["ann"]
+    gw, eng = request_path(f.BASE_NS + 60 * 10**9)
+    ingest(key, f.request(*gw, service=GATEWAY), f.request(*eng, service=ENGINE))
+    materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    for path in ("/", "/diagnosis/"):
+        html = ann_client.get(path, {"project": "alpha", "service": GATEWAY, **WINDOW}).content.decode()
+        card = html.split('id="across-layers"')[1].split("</div>")[0]
+        assert '<b id="t-gateway">200 ms / 200 ms</b>' in card and '<b id="t-network-ttft">50 ms / 50 ms</b>' in card
+        assert f'data-engine="{ENGINE}"' in card, path
+    # the engine, which calls nothing, has no such card
+    engine_page = ann_client.get("/", {"project": "alpha", "service": ENGINE, **WINDOW}).content.decode()
+    assert 'id="across-layers"' not in engine_page
