@@ -1,0 +1,19 @@
+-- The runs of one project that runs_search should show, best first, for a run-level sort ({sort}: 'total' or
+-- 'ttft', each with the run's t_retry, or 'recent'): the final attempts queued in [start, end) under runs_search's
+-- filters, the top {rows} rows by {sort}, as (service, run id). A top-N sort, no GROUP BY: analysis/runs.py keeps
+-- each run's first row (a run whose attempts were materialized in two hours may have two final attempts) and asks
+-- for more rows when fewer than the runs it wants came back.
+SELECT service, run_id
+FROM request_buckets
+WHERE project_id = {project_id:UInt32} AND (toStartOfHour(queued_at), computed_at) IN (
+    SELECT hour, max(computed_at) FROM materialized_hours WHERE project_id = {project_id:UInt32} GROUP BY hour) AND ({service:String} = '' OR service = {service:String})
+  AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+  AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')} AND ({route:String} = '' OR route = {route:String}) AND ({tenant:String} = '' OR tenant = {tenant:String})
+  AND ({status:String} = '' OR NOT is_final_attempt OR (status = 'error') = ({status:String} = 'error'))
+  AND (NOT {retried:UInt8} OR run_attempt_count > 1)
+  AND is_final_attempt
+ORDER BY multiIf({sort:String} = 'total', total_ms + coalesce(t_retry_ms, 0),
+                 {sort:String} = 'ttft', ttft_ms + coalesce(t_retry_ms, 0),
+                 toFloat64(toUnixTimestamp64Milli(queued_at))) DESC NULLS LAST,
+         run_id
+LIMIT {rows:UInt32}
