@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-detect bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
+.PHONY: run test test-fast bench bench-detect bench-live bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ bench-detect: venv
 # what a fresh read costs (analysis/freshness.py): the check, and materializing the current hour on demand
 bench-freshness: venv
 	$(PY) benchmarks/bench_freshness.py
+
+# pages of the running up while a sender sends 5,000 spans/s and the minute jobs run (BENCH_LIVE_ARGS="--idle",
+# "--baseline HEAD~1 --rounds 2" for the code before beside this checkout's)
+bench-live: venv
+	$(PY) benchmarks/bench_live.py $(BENCH_LIVE_ARGS)
 
 # BENCH_SPANS=200000 for a quick run (default 10 million)
 bench-ui: venv

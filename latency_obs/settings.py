@@ -58,7 +58,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # outermost: its headers go on every answer, static files and those JsonErrorsMiddleware rewrites included
+    "latency_obs.server_timing.ServerTimingMiddleware",  # first: its time covers every middleware below
+    # outermost but one: its headers go on every answer, static files and those JsonErrorsMiddleware rewrites included
     "latency_obs.security_headers.SecurityHeadersMiddleware",
     "latency_obs.api_errors.JsonErrorsMiddleware",  # around Django's: JSON errors on /api/ and /v1/ (see the module)
     "django.middleware.security.SecurityMiddleware",
