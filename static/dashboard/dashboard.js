@@ -48,3 +48,11 @@
     });
   });
 })();
+
+// A nav menu closes when another opens or a click lands elsewhere.
+(function () {
+  const menus = document.querySelectorAll("header.top details.menu");
+  document.addEventListener("click", function (event) {
+    menus.forEach(function (menu) { if (!menu.contains(event.target)) menu.open = false; });
+  });
+})();

@@ -44,7 +44,7 @@ def test_capacity_page_draws_the_worksheet_and_the_knee(browser):
     browser.get("/")
     browser.wait_for_charts()
     browser.console_errors()
-    browser.driver.find_element(By.LINK_TEXT, "Capacity").click()
+    browser.nav("Capacity")
     browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, "nav a.active").text == "Capacity",
                  "Capacity did not become the active page")
     assert browser.wait_for_charts() == 1

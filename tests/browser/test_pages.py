@@ -24,7 +24,7 @@ PAGES = {
     "Connections": ("connections", "Connections", 1),
     "Engine": ("engine", "Engine", 1),
     "Tenants": ("tenants", "Tenants", 1),
-    "Prompt length": ("prompts", "Prompt length", 1),
+    "Prompts": ("prompts", "Prompt length", 1),
     "Runs": ("runs", "Runs", 0),
     "Keys": ("keys", "API keys", 0),
 }
@@ -37,8 +37,8 @@ def open_from_nav(browser, link_text: str) -> None:
     browser.get("/")
     browser.wait_for_charts()
     browser.console_errors()
-    browser.driver.find_element(By.LINK_TEXT, link_text).click()
-    browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, "nav a.active").text == link_text,
+    browser.nav(link_text)
+    browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, "nav a.active").get_attribute("textContent") == link_text,
                  f"{link_text} did not become the active page")
 
 
@@ -293,6 +293,10 @@ def test_the_bar_holds_every_link_and_log_out_on_one_row_at_1440(browser):
         brand, logout = (browser.driver.find_element(By.CSS_SELECTOR, css).rect
                          for css in ("header.top .brand", "header.top form button"))
         assert abs((logout["y"] + logout["height"] / 2) - (brand["y"] + brand["height"] / 2)) < 10, (brand, logout)
+        # every link and menu of the nav on one row
+        tops = {round(el.rect["y"]) for el in browser.driver.find_elements(
+            By.CSS_SELECTOR, "header.top nav > a, header.top nav > details > summary")}
+        assert len(tops) == 1, tops
         icon = browser.js("return document.querySelector('link[rel=icon]').href")
         assert icon.endswith("favicon.svg")
         assert browser.js(f"return fetch('{icon}').then(r => r.status)") == 200
@@ -346,8 +350,8 @@ def test_the_engine_instance_picker_narrows_the_charts(browser):
 def test_an_alert_rule_is_added_and_muted_from_the_nav(browser):
     """Alert rules in the dashboard: reached from the nav, added through the form, muted with its button."""
     browser.get("/")
-    browser.wait(lambda d: d.find_elements(By.LINK_TEXT, "Alerts"), "no Alerts link in the nav")
-    browser.driver.find_element(By.LINK_TEXT, "Alerts").click()
+    browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "header nav"), "no nav")
+    browser.nav("Alerts")
     browser.wait(lambda d: d.find_elements(By.ID, "alert-rule-form"), "the Alerts page did not open")
     form = browser.driver.find_element(By.ID, "alert-rule-form")
     form.find_element(By.NAME, "name").send_keys("slow first token")

@@ -49,8 +49,9 @@ def test_an_slo_created_from_the_nav_is_listed_with_its_numbers_and_burn_down(br
     browser.get("/")
     browser.wait_for_charts()
     browser.console_errors()
-    browser.driver.find_element(By.LINK_TEXT, "SLOs").click()
-    browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, "nav a.active").text == "SLOs", "SLOs is not active")
+    browser.nav("SLOs")
+    browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, "nav a.active").get_attribute("textContent") == "SLOs",
+                 "SLOs is not active")
     assert browser.driver.find_element(By.ID, "no-slos").is_displayed()
 
     form = browser.driver.find_element(By.ID, "create-slo")
