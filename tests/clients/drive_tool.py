@@ -25,7 +25,7 @@ def _messages(n: int) -> list:
 
 
 def _sdk_exporter(endpoint: str, key: str):
-    """The OTel SDK set up by hand (as the README's section 6 and LangChain's instrumentation docs show)."""
+    """The OTel SDK set up by hand (as docs/sending-traces.md section 6 and LangChain's instrumentation docs show)."""
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource

@@ -8,7 +8,9 @@ header, then 200 streaming calls of the openai client, 10 at a time) against the
 once with a 500: the openai client retries them inside its span). Its exporter sends to a stand-in endpoint that
 keeps each /v1/traces body exactly as received: tests/clients/recorded/traceloop/NNNN.bin, beside client.json
 (the client's own timing of each call and the server's answers). Recorded rather than run live: the SDK's venv is
-47 packages (every instrumentation it bundles) and took 129 s to make on this 2-core machine (README section 6).
+91 packages (every instrumentation it bundles) and took 129 s to make on a 2-core machine with an empty pip
+cache, and OpenLLMetry's instrumentation, whose spans it sends, runs live in test_instrumentations.py
+(docs/sending-traces.md, section 6).
 """
 from tests.clients import tools
 

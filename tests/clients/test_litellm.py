@@ -3,7 +3,7 @@ the proxy (its CLI, `callbacks: ["otel"]`, `num_retries: 2`) with its v1 spans a
 by the plain openai client; and the SDK's `litellm.completion(num_retries=2)`. Each makes 200 streaming calls
 against the local server (tests/clients/tools.py: 2 in 20 fail once with a 500 and are retried) and exports
 OTLP/HTTP to the live product with `OTEL_HEADERS=Authorization=Bearer%20<key>`, as LiteLLM's docs write it (it
-does not URL-decode it). Read back through the diagnosis API (README "6. OpenAI client instrumentations").
+does not URL-decode it). Read back through the diagnosis API (docs/sending-traces.md, section 6).
 """
 from datetime import datetime, timedelta, timezone
 

@@ -3,7 +3,7 @@
 opentelemetry-instrumentation-langchain 0.62.4, each live in its own venv; the Traceloop SDK 0.62.4 from the OTLP
 bodies it exported (tests/clients/record_traceloop.py re-records them), replayed through the real OTLP/HTTP path.
 200 streaming calls each, 2 in 20 failing once with a 500 that the openai client retries inside its call
-(tests/clients/tools.py); read back through the diagnosis API (README "6. OpenAI client instrumentations").
+(tests/clients/tools.py); read back through the diagnosis API (docs/sending-traces.md, section 6).
 """
 from datetime import datetime, timedelta, timezone
 
@@ -33,12 +33,13 @@ def test_each_call_is_one_run_with_ttft_where_the_sdk_records_a_first_token(prod
     project, key, url, http = product
     service, since = f"{tool}-app", datetime.now(timezone.utc) - timedelta(minutes=1)
     with tools.upstream() as server:
-        seen = tools.drive(tool, tool, server.url, tools.clean_env(LO_ENDPOINT=url, LO_KEY=key, OTEL_SERVICE_NAME=service))
+        env = tools.clean_env(LO_ENDPOINT=url, LO_KEY=key, OTEL_SERVICE_NAME=service)
+        seen = tools.drive(tool, tool, server.url, env)
     tools.settle(project.id, service)
     answer = tools.diagnosis(http, project.id, key, service, since)
     tools.report(service, tools.check(answer, seen, OPENLIT if tool == "openlit" else LANGCHAIN, server.tries))
     if tool == "openlit":  # the tries are only in its httpx client spans, stored as other spans: a failed one and
-        # the retry under each retried call (README: what reading them as tries would need)
+        # the retry under each retried call (docs/sending-traces.md, section 6)
         assert _http_children(project.id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
 
 

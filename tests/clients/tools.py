@@ -37,7 +37,7 @@ PROXY_KEY = "sk-lo-test-3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e"  # the LiteLLM proxy r
 
 @dataclass(frozen=True)
 class Expect:
-    """What the product must read from a tool's 200 calls (README "6. OpenAI client instrumentations")."""
+    """What the product must read from a tool's 200 calls (docs/sending-traces.md, section 6)."""
     attempts: int  # stored attempts: the calls, plus each failed try where the tool gives it its own span
     failed: int  # failed attempts
     ttft: bool  # TTFT measured on every call (else on none: NULL, never 0 or the whole call)
@@ -183,7 +183,7 @@ def check(answer: dict, seen: dict, expect: Expect, sent: list, before_call: flo
 
 
 def report(name: str, figures: dict) -> None:
-    """One line per tool on stderr (pytest -s shows it): the README's table is made from these."""
+    """One line per tool on stderr (pytest -s shows it): docs/sending-traces.md's table of gateways and SDKs is made from these."""
     print(f"\n[{name}] " + ", ".join(f"{k}={round(v, 1) if isinstance(v, float) else v}" for k, v in figures.items()),
           file=sys.stderr)
 
