@@ -366,6 +366,23 @@ def scope_excess(project_id, service, start, end, baseline_start, baseline_end, 
     return out
 
 
+def scope_excess_layers(project_id, service, start, end, baseline_start, baseline_end, limit: int,
+                        min_count: int) -> list[dict]:
+    """scope_excess's rows for the engines below a gateway (dimensions engine and engine_instance), from its calls
+    seen at two layers: the excess of the call's total (sql/scope_excess_layers.sql); [] for a service that calls
+    no traced engine."""
+    rows = client.query(_sql("scope_excess_layers"), parameters=_params(
+        project_id, service, start, end, baseline_start=utc_naive(baseline_start),
+        baseline_end=utc_naive(baseline_end), limit=limit, min_count=min_count))
+    return [{"dimension": r["dimension"], "value": r["value_or_pool"] if r["is_top"] else OTHERS,
+             "incident_attempts": int(r["incident_attempts"]),
+             "incident_mean_ms": _mean(r["incident_ms"], r["incident_known_total"]),
+             "baseline_attempts": int(r["baseline_known_total"]),
+             "baseline_mean_ms": _mean(r["baseline_ms"], r["baseline_known_total"]),
+             "excess_ms": float(r["excess_total_ms"]), "positive_excess_ms": float(r["positive_excess_ms"]),
+             "others": None if r["is_top"] else int(r["folded"])} for r in rows]
+
+
 def _mean(total, count) -> float | None:
     return float(total) / int(count) if count else None
 

@@ -85,6 +85,8 @@ def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
         return []
     rows = queries.scope_excess(*windows, bucket, mean_ms, settings.ANALYSIS_SEGMENT_EDGES, settings.ANALYSIS_TOP_N,
                                 scope_.MIN_ATTEMPTS, route=route)
+    if baseline.layers.linked and not route:  # a gateway: the engines (and their instances) its calls went to
+        rows += queries.scope_excess_layers(*windows, settings.ANALYSIS_TOP_N, scope_.MIN_ATTEMPTS)
     return scope_.scope(rows, material_ms, cause)
 
 

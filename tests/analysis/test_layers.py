@@ -108,3 +108,29 @@ def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, in
     assert layers_seen["linked"] == 40 and layers_seen["t_network_ttft_p95"] == pytest.approx(50)
     # the engine's own diagnosis is as it was
     assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] == "queue_backlog"
+
+
+def test_a_gateways_incident_names_the_engine_instance_its_excess_went_to(alpha, ingest):
+    """Three engine instances behind the gateway; in the incident one of them is 3 s slower: the gateway's incident
+    scope names that instance (its calls carry the excess), not the engine service all calls went to."""
+    from analysis.incidents.explain import explain
+
+    project, key = alpha
+    gateway, engines = [], {f"gpu-{i}": [] for i in range(3)}
+    for minute in range(40):
+        slow_minutes = minute >= 30  # the incident: the last 10 minutes
+        for i, j in ((i, j) for i in range(3) for j in range(3)):  # three calls a minute to each instance
+            instance = f"gpu-{i}"
+            slow = slow_minutes and instance == "gpu-2"
+            gw, eng = request_path(f.BASE_NS + (minute * 60 + j * 20 + i * 5) * 10**9, server_ms=4600 if slow else 1600,
+                                   call_ms=4300 if slow else 1300, engine_ms=4240 if slow else 1240)
+            gateway += gw
+            engines[instance] += eng
+    ingest(key, f.request(*gateway, service=GATEWAY),
+           *[f.request(*spans, service=ENGINE, instance=name) for name, spans in engines.items()])
+    materialize(project.id, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
+    start, end = f.BASE + timedelta(minutes=30), f.BASE + timedelta(minutes=40)
+    found = explain(project.id, GATEWAY, start, end, f.BASE, start)
+    named = [(s["dimension"], s["value"]) for s in found["scope"]]
+    assert ("engine_instance", f"{ENGINE} gpu-2") in named, found["scope"]
+    assert ("engine", ENGINE) not in named  # every call went to it: no more there than in the traffic
