@@ -36,18 +36,4 @@ ranked AS (
     FROM per_value
     WHERE incident_n > 0
 )
-SELECT
-    dimension,
-    excess_rank <= {limit:UInt32} AS is_top,
-    if(is_top, value, '') AS value_or_pool,
-    count() AS folded,
-    sum(incident_n) AS incident_attempts,
-    sum(incident_known) AS incident_known_total,
-    sum(incident_sum) AS incident_ms,
-    sum(baseline_known) AS baseline_known_total,
-    sum(baseline_sum) AS baseline_ms,
-    sum(excess_ms) AS excess_total_ms,
-    sum(greatest(excess_ms, 0)) AS positive_excess_ms
-FROM ranked
-GROUP BY dimension, is_top, value_or_pool
-ORDER BY dimension, is_top DESC, excess_total_ms DESC, value_or_pool
+{{scope_pooled}}
