@@ -9,6 +9,7 @@ from analysis.errors import AnalysisError
 from analysis.evidence import collect
 from analysis.models import ServiceCost
 from analysis.recommendations import recommend
+from analysis.wording import fmt
 from analysis.thresholds import configured
 from analysis.windows import check_window
 from store.concurrent import beside
@@ -36,7 +37,8 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
                                                                        evidence.successful_runs_per_hour))
     result = diagnose(evidence, configured())
     if evidence.layers.engines and result["verdict"] not in QUIET:
-        result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end))
+        result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end),
+                                    evidence.layers)
     return {**result, "evidence": evidence.to_json(), "coverage": covered}
 
 
@@ -64,18 +66,29 @@ def first_yes(path: list[dict]) -> str:
     return step["text"].rsplit(" → ", 1)[0] if step else ""
 
 
-def with_engine_causes(result: dict, causes: list[dict]) -> dict:
+def with_engine_causes(result: dict, causes: list[dict], layers) -> dict:
     """A gateway's diagnosis with its engines' causes: each a finding; and when nothing at the gateway explains its
-    slow first token (ttft_unexplained), the first engine's cause is the verdict, with that engine as evidence."""
+    slow first token (ttft_unexplained), the first engine's cause is the verdict, with that engine as evidence. When
+    the engines have no cause, what the engine did not spend of the call's first token was spent between the layers:
+    network_overhead once that is LAYER_NETWORK_SHARE of it or more (below network_share's bar, which must find the
+    network on its own among every part of the first token)."""
     findings = [{"kind": "engine", "code": c["verdict"], "service": c["service"],
                  "message": f"engine {c['service']}: {c['verdict']} ({c['evidence']})"} for c in causes]
     result = {**result, "findings": result["findings"] + findings}
-    if causes and result["verdict"] == "ttft_unexplained":
+    if result["verdict"] != "ttft_unexplained":
+        return result
+    if causes:
         top = causes[0]
         why = f"because engine {top['service']}: {top['evidence']}"
-        result.update(verdict=top["verdict"], engine_cause=top,
-                      recommendations=recommend(top["verdict"], why=why))
+        result.update(verdict=top["verdict"], engine_cause=top, recommendations=recommend(top["verdict"], why=why))
+    elif (layers.network_share_of_ttft or 0) >= LAYER_NETWORK_SHARE:
+        why = (f"because the engines' own first tokens are fine and the time between the layers is "
+               f"{fmt(layers.network_share_of_ttft, '%')} of the calls' TTFT p95 ({fmt(layers.t_network_ttft_p95, 'ms')})")
+        result.update(verdict="network_overhead", recommendations=recommend("network_overhead", why=why))
     return result
+
+
+LAYER_NETWORK_SHARE = 0.2
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

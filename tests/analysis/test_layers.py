@@ -134,3 +134,23 @@ def test_a_gateways_incident_names_the_engine_instance_its_excess_went_to(alpha,
     named = [(s["dimension"], s["value"]) for s in found["scope"]]
     assert ("engine_instance", f"{ENGINE} gpu-2") in named, found["scope"]
     assert ("engine", ENGINE) not in named  # every call went to it: no more there than in the traffic
+
+
+def test_a_slow_first_token_the_healthy_engine_did_not_spend_is_the_network_between_the_layers(alpha, ingest):
+    """The engine's own first token is fine (450 ms); the gateway's call waits 350 ms more for it: under
+    network_share's bar of half the first token, yet nothing else is left to spend it."""
+    from analysis.diagnosis_service import run_diagnosis
+
+    project, key = alpha
+    gateway, engine = [], []
+    for i in range(40):
+        gw, eng = request_path(f.BASE_NS + (60 + 20 * i) * 10**9, call_ttft_s=0.8, call_ms=1650, server_ms=1700,
+                               engine_at_ms=175, engine_ms=1300, engine_ttft_s=0.45)
+        gateway += gw
+        engine += eng
+    ingest(key, f.request(*gateway, service=GATEWAY), f.request(*engine, service=ENGINE))
+    materialize(project.id, *WINDOW)
+    result = run_diagnosis(project.id, GATEWAY, *WINDOW)
+    assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] in ("healthy", "insufficient_data")
+    assert result["verdict"] == "network_overhead", [(s["node"], s["value"], s["answer"]) for s in result["path"]]
+    assert "the time between the layers is 44% of the calls' TTFT p95 (350 ms)" in result["recommendations"][0]["why"]
