@@ -7,7 +7,8 @@ POST /v1/chat/completions and /v1/completions, streaming (SSE) or not:
 - not streaming: one JSON body with usage after first_ms + chunks * gap_ms (the same generation, unstreamed).
 Usage: prompt tokens = words in the prompt, completion tokens = chunks + 1 (one per word).
 With `fail=FailOnce(every)`, the first try of some calls is answered 500 at once, so the client's retry policy
-(or the gateway's) tries again; `server.tries` lists (call, status) in arrival order.
+(or the gateway's) tries again; `server.tries` lists (call, status) in arrival order, and `server.first_chunk_ms`
+each streamed request's time to its first chunk as served.
 """
 import json
 import re
@@ -26,6 +27,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self):
+        self.arrived = time.perf_counter()
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         chat = self.path.rstrip("/").endswith("/chat/completions")
         if not chat and not self.path.rstrip("/").endswith("/completions"):
@@ -61,6 +63,8 @@ class _Handler(BaseHTTPRequestHandler):
             if i:
                 time.sleep(timing.gap_s)
             self._event(reply.chunk(i))
+            if not i:
+                self.server.first_chunk_ms.append((time.perf_counter() - self.arrived) * 1000)
         self._event(reply.finish())
         if include_usage:
             self._event(reply.usage_chunk())
@@ -168,7 +172,7 @@ class OpenAIServer:
     def __init__(self, timing: Timing | None = None, fail: FailOnce | None = None):
         self.httpd = _Server(("127.0.0.1", 0), _Handler)
         self.httpd.timing, self.httpd.requests = timing or Timing(), []
-        self.httpd.fail, self.httpd.tries = fail, []
+        self.httpd.fail, self.httpd.tries, self.httpd.first_chunk_ms = fail, [], []
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -179,6 +183,11 @@ class OpenAIServer:
     @property
     def tries(self) -> list:
         return self.httpd.tries
+
+    @property
+    def first_chunk_ms(self) -> list:
+        """Per streamed request, ms from its arrival to its first chunk written: the first token as served."""
+        return self.httpd.first_chunk_ms
 
     def __enter__(self):
         self.thread.start()

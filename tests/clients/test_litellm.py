@@ -46,8 +46,7 @@ def test_the_proxy_counts_each_call_once_and_each_failed_try_as_an_attempt_of_it
         tools.settle(project.id, service, quiet_s=8)
     tools.settle(project.id, service)  # and what the exporter flushed when the proxy stopped
     answer = tools.diagnosis(http, project.id, key, service, since)
-    figures = tools.check(answer, seen, V1 if version == "v1" else V2, server.tries,
-                          before_call=tools.before_call_ms(project.id, service))
+    figures = tools.check(answer, seen, V1 if version == "v1" else V2, server.tries, served_ms=server.first_chunk_ms)
     tools.report(service, figures)
     t_retry = answer["evidence"]["retries"]["t_retry"]
     assert t_retry["count"] == CALLS  # every run's tries are known (litellm.call_id)

@@ -142,24 +142,14 @@ def diagnosis(http, project_id: int, key: str, service: str, since: datetime) ->
     return answer.json()
 
 
-def before_call_ms(project_id: int, service: str) -> float:
-    """Median over the service's traces of the time from its root server span's start to its first attempt's: what a
-    gateway's spans show it spent before calling the model, which its client waits for on top of the call's TTFT."""
-    from store import client
-
-    [(ms,)] = client.query_rows(
-        "SELECT median(pre) FROM (SELECT (toUnixTimestamp64Nano(minIf(start_at, role = 'attempt')) - "
-        "toUnixTimestamp64Nano(minIf(start_at, kind = 'server' AND parent_span_id = ''))) / 1e6 AS pre "
-        "FROM spans FINAL WHERE project_id = {p:UInt32} AND service = {s:String} GROUP BY trace_id "
-        "HAVING countIf(role = 'attempt') > 0 AND countIf(kind = 'server' AND parent_span_id = '') > 0)",
-        {"p": project_id, "s": service})
-    return ms
-
-
-def check(answer: dict, seen: dict, expect: Expect, sent: list, before_call: float = 0.0) -> dict:
+def check(answer: dict, seen: dict, expect: Expect, sent: list, served_ms: list | None = None) -> dict:
     """The product's reading of a tool's calls against the client's own timing and the server's log; returns the
-    measured figures (for the report). before_call: a gateway's time before its call (before_call_ms), which the
-    gateway's client sees on top of the TTFT its spans give."""
+    measured figures (for the report).
+
+    served_ms: for a gateway, the first chunks as the server served them (its spans' client is the gateway itself):
+    its TTFT is compared with those, and must not exceed what the gateway's own caller waited. TRICKY: that caller
+    also waits for the gateway to relay the chunk, which no span shows: 326 ms against the spans' 303 on a quiet
+    machine, 404 against 308 at a load average of 10."""
     evidence, retries = answer["evidence"], answer["evidence"]["retries"]
     assert seen["failed"] == 0 and len(seen["ttft_ms"]) == CALLS  # every call succeeded, after its retry
     assert sorted(status for _, status in sent) == [200] * CALLS + [500] * RETRIED  # what the server answered
@@ -168,16 +158,19 @@ def check(answer: dict, seen: dict, expect: Expect, sent: list, before_call: flo
     assert counted == (CALLS, expect.attempts, expect.failed), (counted, retries)
     ttft, client_ttft = evidence["buckets"]["ttft"], median(seen["ttft_ms"])
     if expect.ttft:
-        seen_ttft = ttft["p50"] + before_call
-        assert ttft["count"] == CALLS and abs(seen_ttft - client_ttft) <= TTFT_TOLERANCE * client_ttft, (ttft, client_ttft)
+        reference = median(served_ms) if served_ms else client_ttft
+        assert ttft["count"] == CALLS and abs(ttft["p50"] - reference) <= TTFT_TOLERANCE * reference, (ttft, reference)
+        assert ttft["p50"] <= client_ttft * (1 + TTFT_TOLERANCE), (ttft, client_ttft)
     else:  # not measured: never 0, never the whole call
         assert ttft["count"] == 0 and ttft["p50"] is None, ttft
     assert answer["verdict"] in expect.verdicts, (answer["verdict"], answer["path"])
     decode = evidence["decode"]["ms_per_output_token_p50"]
-    if answer["verdict"] == "decode_throughput":  # true only where decode was measured as the server's
-        assert abs(decode - DECODE_MS) <= TTFT_TOLERANCE * DECODE_MS, decode
+    if answer["verdict"] == "decode_throughput":  # true where decode was measured, never under the server's own
+        # (a busy machine slows a gateway's relay: 54 ms per token at a load average of 10)
+        assert DECODE_MS * (1 - TTFT_TOLERANCE) <= decode < 2 * DECODE_MS, decode
     return {"runs": retries["runs"], "attempts": evidence["requests"], "failed": retries["failed_attempts"],
-            "ttft_p50": ttft["p50"], "ttft_p95": ttft["p95"], "before_call": before_call, "client_ttft_p50": client_ttft,
+            "ttft_p50": ttft["p50"], "ttft_p95": ttft["p95"], "client_ttft_p50": client_ttft,
+            "served_ttft_p50": median(served_ms) if served_ms else None,
             "t_retry_p95": retries["t_retry"]["p95"], "t_retry_count": retries["t_retry"]["count"],
             "rate": retries["rate"], "decode_p50": decode, "verdict": answer["verdict"]}
 
