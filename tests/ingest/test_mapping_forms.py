@@ -315,3 +315,46 @@ def test_litellm_v1s_span_of_a_retried_call_holds_its_failed_try_and_is_the_fina
         ("2b26f870", "error", "InternalServerError", False, 2, None, None, 25),
         ("c-alone", "unset", "", True, 1, 0, None, 1300)]
     assert {r["form"] for r in spans(project.id, "form")} == {"openllmetry"}  # llm.is_streaming
+
+
+def test_litellm_v2s_tries_are_client_spans_of_one_run_in_the_requests_trace(alpha, ingest):
+    """LiteLLM 1.108's proxy with LITELLM_OTEL_V2 (measured): in the trace of the request, under its INTERNAL
+    fastapi.dependencies span (with gen_ai.request.model), a CLIENT `chat <model>` span per try sharing litellm.call_id:
+    the failed one ERROR with its tokens '0' as strings, the retry with gen_ai.response.time_to_first_chunk; and an
+    INTERNAL `route <model>` span per try. Two attempts of one run: t_retry from the failed try's start, TTFT the
+    retry's; the INTERNAL spans are not attempts."""
+    from datetime import timedelta
+
+    from analysis.materialize import materialize
+    from store import client
+
+    project, key = alpha
+    deps = f.span(name="fastapi.dependencies", duration_ms=30, kind=Span.SPAN_KIND_INTERNAL,
+                  attributes={"gen_ai.request.model": "local-gpt"})
+    call = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "local-gpt",
+            "litellm.call_id": "19d5d7ea", "gen_ai.system": "openai"}
+    start = deps.start_time_unix_nano + 40 * f.MS
+
+    def under(name, offset_ms, duration_ms, kind=Span.SPAN_KIND_CLIENT, **kwargs):
+        return f.span(name=name, start_ns=start + int(offset_ms * f.MS), duration_ms=duration_ms, kind=kind,
+                      trace_id=deps.trace_id, parent=deps, **kwargs)
+
+    route = under("route local-gpt", 0, 6, kind=Span.SPAN_KIND_INTERNAL, attributes={"gen_ai.request.model": "local-gpt"})
+    failed = under("chat local-gpt", 60, 350, status_code=ERROR, attributes={
+        **call, "gen_ai.usage.input_tokens": "0", "gen_ai.usage.output_tokens": "0", "error.type": "InternalServerError"})
+    retry = under("chat local-gpt", 1215, 1340, attributes={
+        **call, "gen_ai.response.time_to_first_chunk": 0.3267, "gen_ai.usage.input_tokens": "8",
+        "gen_ai.usage.output_tokens": "21"})
+    ingest(key, f.request(deps, route, failed, retry, service="litellm-proxy-v2"))
+    assert [(r["name"], r["role"]) for r in spans(project.id, "name, role")] == [
+        ("fastapi.dependencies", "other"), ("route local-gpt", "other"), ("chat local-gpt", "attempt"),
+        ("chat local-gpt", "attempt")]
+    materialize(project.id, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
+    rows = client.query(
+        "SELECT status, form, is_final_attempt, run_attempt_count, t_retry_ms, ttft_ms, t_stream_ms, output_tokens "
+        "FROM request_buckets FINAL WHERE project_id = {p:UInt32} ORDER BY start_at", parameters={"p": project.id})
+    # failed: no first token, 0 tokens; retry: 1215 - 60 -> t_retry 1155, TTFT 326.7, stream 1340 - 326.7 -> 1013.3
+    assert [(r["status"], r["form"], r["is_final_attempt"], r["run_attempt_count"], r["t_retry_ms"],
+             r["ttft_ms"] and round(r["ttft_ms"], 1), r["t_stream_ms"] and round(r["t_stream_ms"], 1),
+             r["output_tokens"]) for r in rows] == [
+        ("error", "genai", False, 2, None, None, None, 0), ("unset", "genai", True, 2, 1155, 326.7, 1013.3, 21)]
