@@ -30,6 +30,12 @@ def start_writer() -> Writer:
     return get_writer()
 
 
+def flush_started_writers() -> None:
+    """Store what each running writer's spool holds now (traces, metrics, logs); a writer not started stays so."""
+    for writer in (_traces, metrics._metrics, logs._logs):
+        writer.flush_if_started()
+
+
 def stop_writer(drain: bool = True) -> None:
     """Stop the trace writer and, when they were started, the metrics and logs writers (ingest.metrics, .logs)."""
     _traces.stop(drain=drain)

@@ -238,6 +238,12 @@ class ProcessWriter:
                     self._writer.start()
         return self._writer
 
+    def flush_if_started(self) -> None:
+        """Store what the spool holds now, when the writer runs (tests empty the store between them: a batch of an
+        earlier test must not land in the next one's tables)."""
+        if self._writer is not None:
+            self._writer.flush(force=True)
+
     def stop(self, drain: bool = True) -> None:
         with self._lock:
             if self._writer is not None:

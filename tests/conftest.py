@@ -26,9 +26,11 @@ def clickhouse_schema(django_db_blocker):
 @pytest.fixture
 def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
+    from ingest.pipeline import flush_started_writers
     from store import client
     from store.tables import emptied_by_tests
 
+    flush_started_writers()  # an earlier test's spooled batches land now, not in this test's tables
     for table in emptied_by_tests():
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     return client
