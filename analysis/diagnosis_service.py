@@ -2,6 +2,7 @@
 from dataclasses import replace
 from datetime import datetime
 
+from analysis import layers
 from analysis.aggregates import shared_reads
 from analysis.coverage import coverage
 from analysis.diagnosis import diagnose
@@ -39,7 +40,19 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
     if evidence.layers.engines and result["verdict"] not in QUIET:
         result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end),
                                     evidence.layers)
-    return {**result, "evidence": evidence.to_json(), "coverage": covered}
+    return {**result, "layers": path_of(project_id, service, start, end), "evidence": evidence.to_json(),
+            "coverage": covered}
+
+
+def path_of(project_id: int, service: str, start: datetime, end: datetime) -> dict:
+    """The services on the request path with the service's role: {"role": "gateway" | "engine" | "both" | "single",
+    "calls": [engine services it called], "called_by": [gateway services that called it]} (docs/cross-layer.md)."""
+    pairs = layers.edges(project_id, start, end, service)
+    calls = sorted({e.engine for e in pairs if e.gateway == service})
+    called_by = sorted({e.gateway for e in pairs if e.engine == service})
+    role = {(True, True): "both", (True, False): "gateway", (False, True): "engine"}.get(
+        (bool(calls), bool(called_by)), "single")
+    return {"role": role, "calls": calls, "called_by": called_by}
 
 
 QUIET = ("healthy", "insufficient_data")  # verdicts that ask nothing of the engines below

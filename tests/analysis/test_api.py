@@ -46,8 +46,9 @@ def test_read_key_gets_the_diagnosis_of_its_project(client, alpha, calls):
 
 def test_response_shape_is_the_contract(client, alpha, calls):
     body = get(client, alpha[1]).json()
-    assert set(body) == {"verdict", "findings", "path", "missing", "sample", "recommendations", "evidence",
+    assert set(body) == {"verdict", "findings", "path", "missing", "sample", "recommendations", "layers", "evidence",
                          "coverage"}
+    assert body["layers"] == {"role": "single", "calls": [], "called_by": []}  # traced at one layer
     assert set(body["path"][0]) == {"node", "question", "value", "threshold", "answer", "text"}
     assert body["path"][0]["text"] == "t_queue p95 43.6 s is above 1 s → yes"
     assert body["recommendations"] and all(set(r) == {"text", "why", "source"} for r in body["recommendations"])

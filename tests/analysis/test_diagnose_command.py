@@ -32,7 +32,7 @@ def run(*args) -> str:
 
 def test_json_output_is_the_api_shape(alpha, calls):
     body = json.loads(run("--project", "alpha", *WINDOW, "--route", "/v1/chat", "--tenant", "acme", "--format", "json"))
-    assert set(body) == {"verdict", "findings", "path", "missing", "sample", "recommendations", "evidence",
+    assert set(body) == {"verdict", "findings", "path", "missing", "sample", "recommendations", "layers", "evidence",
                          "coverage"}
     assert body["verdict"] == "queue_backlog"
     assert calls == [(alpha[0].pk, "chat", "/v1/chat", "acme")]

@@ -106,8 +106,11 @@ def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, in
     assert f"because engine {ENGINE}: t_queue p95" in result["recommendations"][0]["why"]
     layers_seen = result["evidence"]["layers"]
     assert layers_seen["linked"] == 40 and layers_seen["t_network_ttft_p95"] == pytest.approx(50)
-    # the engine's own diagnosis is as it was
-    assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] == "queue_backlog"
+    assert result["layers"] == {"role": "gateway", "calls": [ENGINE], "called_by": []}
+    # the engine's own diagnosis is as it was, and knows who calls it
+    engine_side = run_diagnosis(project.id, ENGINE, *WINDOW)
+    assert engine_side["verdict"] == "queue_backlog"
+    assert engine_side["layers"] == {"role": "engine", "calls": [], "called_by": [GATEWAY]}
 
 
 def test_a_gateways_incident_names_the_engine_instance_its_excess_went_to(alpha, ingest):
