@@ -49,8 +49,10 @@ def upstream() -> OpenAIServer:
 
 
 def clean_env(**extra) -> dict:
-    """This process's environment without OTEL_* and LO_* (a test's settings must not leak into the tool)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "LO_", "LITELLM", "TRACELOOP"))}
+    """This process's environment without OTEL_* and LO_* (a test's settings must not leak into the tool), nor
+    DATABASE_URL: CI sets it for the product's PostgreSQL, and LiteLLM's proxy then wants a database of its own."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OTEL_", "LO_", "LITELLM", "TRACELOOP")) and k != "DATABASE_URL"}
     env.update(extra)
     return env
 

@@ -26,7 +26,7 @@ def raising_client():
     return Client(raise_request_exception=False)
 
 
-@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/", "/api/v2/diagnosis", "/v1/logs", "/v1/", "/v1/traces/x"])
+@pytest.mark.parametrize("path", ["/api/v1/nope", "/api/", "/api/v2/diagnosis", "/v1/profiles", "/v1/", "/v1/traces/x"])
 def test_unknown_api_path_is_a_json_404(client, db, path):
     json_error(client.get(path), 404, "not_found")
     json_error(client.post(path, data=b"x", content_type="application/x-protobuf"), 404, "not_found")
