@@ -3,6 +3,13 @@
 chDB allows one process per data directory, so `up` cannot fork workers. With the in-memory broker
 (CELERY_BROKER_URL unset) beat's messages reach this thread's worker through kombu's memory
 transport: the same tasks and schedule as production, without Redis.
+
+The worker thread reads and writes ClickHouse through a client of its own (JOBS_ROLE): a client serialises its
+calls (store/client.py), and the minute jobs' statements take seconds, which the pages' reads (the "default"
+client of the web threads) must not queue behind: in `make bench-live` (5,000 spans/s) a page waited up to a whole
+materialization (30-120 s) for it. Its role starts with "read-", so its gather()s run in place (store/concurrent.py)
+instead of on the reader threads the pages' reads use: the jobs run one statement at a time, and a settled hour's
+aggregates no longer fill the reader threads ahead of a page's reads.
 """
 import threading
 
@@ -12,6 +19,9 @@ from celery.worker import state as worker_state
 from django.conf import settings
 
 from latency_obs.celery import app
+from store import client
+
+JOBS_ROLE = "read-jobs"
 
 
 class EmbeddedCelery:
@@ -25,10 +35,14 @@ class EmbeddedCelery:
             app=app, pool_cls="solo", concurrency=1, loglevel="WARNING", hostname="embedded@localhost",
             without_heartbeat=True, without_mingle=True, without_gossip=True,
         )
-        self._thread = threading.Thread(target=self.worker.start, name="celery-worker", daemon=True)
+        self._thread = threading.Thread(target=self._work, name="celery-worker", daemon=True)
         self._thread.start()
         self.beat = EmbeddedService(app, thread=True, schedule_filename=str(settings.DATA_DIR / "celerybeat-schedule"))
         self.beat.start()
+
+    def _work(self) -> None:
+        client.bind_reader(JOBS_ROLE)
+        self.worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         if self.beat is not None:
