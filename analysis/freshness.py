@@ -4,7 +4,9 @@ analysis reads request_buckets, which the minute pipeline recomputes from spans 
 a page or an API answer right after traffic would otherwise lag ingest by up to a minute or more (the issue saw
 193 of 200 requests for a minute). refresh() runs before such a read: one query compares, per hour of the
 window's last ANALYSIS_FRESH_HOURS, the newest span ingested with the hour's last materialization, and the stale
-hours are materialized here, newest first, within ANALYSIS_FRESH_BUDGET_SECONDS. Older hours only change through
+hours are materialized here, newest first, within ANALYSIS_FRESH_BUDGET_SECONDS. The query reads a row or a few per
+hour (ingested_hours, filled on every INSERT into spans, and materialized_hours), not the hours' spans: under ingest
+those were millions of rows before every page. Older hours only change through
 late spans, which the minute job materializes as before. The minute job's queue (DirtyHour) is left alone: it
 recomputes those hours once more, which is idempotent.
 """
@@ -78,8 +80,8 @@ def _check(project_id: int, since: datetime, end: datetime) -> tuple[list[dict],
 
 
 def _state(project_id: int, row: dict) -> str:
-    """"fresh", "stale" (spans newer than, or just before, the hour's last materialization: by its rows'
-    computed_at or, for an hour that gave no rows, by the mark refresh() left), or "resting": stale, but its last
+    """"fresh", "stale" (spans newer than, or just before, the hour's last materialization: by materialized_hours'
+    computed_at or the mark refresh() left), or "resting": stale, but its last
     on-demand materialization took over REST_FLOOR and ended less than its own duration ago.
     TRICKY: under steady traffic every read finds new spans; resting keeps a busy hour (seconds to materialize)
     from being redone back to back, so its reads lag by about that duration at most, a quiet project's not at all."""

@@ -20,6 +20,7 @@ TABLES = (
     Table("spans", "start_at"),
     Table("request_buckets", "start_at"),
     Table("materialized_hours", "hour"),
+    Table("ingested_hours", "hour"),  # filled by ingested_hours_view on every INSERT into spans
     Table("layer_links", "call_start_at"),
     Table("otel_metrics_gauge", "TimeUnix"),
     Table("otel_metrics_sum", "TimeUnix"),
@@ -43,7 +44,7 @@ TABLES = (
     Table("aggregated_hours", "hour"),
     Table("schema_migrations", None),
 )
-VIEWS = ("attempts", "scheduler_pieces")
+VIEWS = ("attempts", "scheduler_pieces", "ingested_hours_view")
 BY_NAME = {t.name: t for t in TABLES}
 
 

@@ -82,3 +82,19 @@ def test_an_hour_too_slow_for_the_budget_is_left_to_the_minute_job(members, inge
     left = freshness.refresh(alpha.pk, *window)
     assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not done, and nothing read now is cached
     assert lookups.services(alpha.pk, *window) == [{"service": SVC, "requests": 3}]  # the minute job adds the 2
+
+
+def test_the_check_reads_the_hours_each_insert_marks(members, ingest, clickhouse):
+    """ingested_hours, filled on every INSERT: an attempt marks its hour; a stage span in an hour's first 10 minutes
+    also marks the hour before (where its parent may sit), as the minute job's dirty_hours does."""
+    _, alpha, key = members["ann"]
+    ingest(key, f.request(f.attempt(start_ns=f.BASE_NS + 1800 * SECOND_NS), service=SVC))  # 10:30
+    late = f.attempt(start_ns=f.BASE_NS + 3780 * SECOND_NS)  # 11:03
+    ingest(key, f.request(late, f.stage(late, "tokenize", 1.0, 2.0), service=SVC))
+    [(first, second)] = clickhouse.query_rows("SELECT min(ingested_at), max(ingested_at) FROM spans")
+    assert first < second  # two INSERTs
+    rows, _, _ = freshness._check(alpha.pk, f.BASE, f.BASE + timedelta(hours=3))
+    # 10:00 is marked again by the second INSERT's stage span, 11:03 being in 11:00's first 10 minutes
+    assert [(row["hour"], row["ingested_at"]) for row in rows] == [
+        (f.BASE + timedelta(hours=1), second.replace(tzinfo=timezone.utc)),
+        (f.BASE, second.replace(tzinfo=timezone.utc))]
