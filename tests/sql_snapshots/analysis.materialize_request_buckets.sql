@@ -4,6 +4,9 @@
 -- t_retry is NULL when the run is unknowable: the span names no llm.run.id, llm.attempt,
 -- http.request.resend_count or litellm.call_id, so other attempts of its trace need not be tries of the same request.
 -- A run held by one attempt (held_runs) has that attempt as its final one.
+-- An attempt span alone in its run whose tries are its HTTP client children (http_runs) is its run's final attempt:
+-- its ERROR children before the last are the run's failed attempts (rows of their own, the second SELECT), t_retry
+-- is the last child's start - the first try's start.
 INSERT INTO request_buckets
 WITH held_runs AS
 (
@@ -39,13 +42,71 @@ stage_sums AS
       AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
       AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
     GROUP BY trace_id, parent_span_id
+),
+http_children AS
+(
+    -- HTTP client spans (httpx, requests, aiohttp, urllib3 instrumentations; OpenLIT's `POST`) right under a span: the
+    -- tries of the call that span is. Each try's number is http.request.resend_count + 1 where sent, else its rank.
+    SELECT trace_id AS c_trace_id, parent_span_id AS c_parent_span_id, span_id AS c_span_id, start_at AS c_start_at,
+           end_at AS c_end_at, duration_ms AS c_duration_ms, status AS c_status,
+           multiIf(span_attributes['llm.retry.cause'] != '', span_attributes['llm.retry.cause'],
+                   c_code = 429, 'rate_limited', c_code >= 500, 'server_error', c_code >= 400, 'client_error',
+                   retry_cause != '', retry_cause, 'connection_error') AS c_cause,
+           toUInt16(least(65535, coalesce(toUInt32OrNull(span_attributes['http.request.resend_count']) + 1,
+               row_number() OVER (PARTITION BY trace_id, parent_span_id ORDER BY start_at, span_id)))) AS c_try
+    FROM
+    (
+        SELECT *, toUInt16OrZero(if(span_attributes['http.response.status_code'] != '',
+                                    span_attributes['http.response.status_code'], span_attributes['http.status_code'])) AS c_code
+        FROM spans FINAL
+        WHERE project_id = {project_id:UInt32} AND role = 'other' AND kind = 'client' AND parent_span_id != ''
+          AND (mapContains(span_attributes, 'http.request.method') OR mapContains(span_attributes, 'http.method'))
+          AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
+          AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 2 HOUR
+    )
+),
+http_runs AS
+(
+    -- the attempt spans with HTTP children that are alone in their run (service, run_id): their tries are those
+    -- children, the last the one whose outcome is the call's (the span's own status), each ERROR one before it a failed
+    -- try. With several attempt spans in a run the spans are its tries, as before.
+    SELECT p.trace_id AS t_trace_id, p.span_id AS t_span_id, p.service AS t_service, p.instance AS t_instance,
+           p.tenant AS t_tenant, p.route AS t_route, p.model AS t_model, p.form AS t_form, p.run_id AS t_run_id,
+           p.cap AS t_cap, c.last_span_id AS t_last_span_id, c.failed + 1 AS t_tries,
+           (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(c.first_try_at)) / 1e6 AS t_tries_retry_ms
+    FROM
+    (
+        SELECT trace_id, span_id, service, instance, tenant, route, model, form, run_id, cap
+        FROM spans FINAL
+        WHERE project_id = {project_id:UInt32} AND role = 'attempt'
+          AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
+          AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+          AND (service, run_id) IN (
+              SELECT service, run_id FROM spans
+              WHERE project_id = {project_id:UInt32} AND role = 'attempt'
+                AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
+                AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+              GROUP BY service, run_id
+              HAVING uniqExact(span_id) = 1)
+    ) AS p
+    INNER JOIN
+    (
+        -- per parent: its last child, the ERROR children before it, the first of those tries' start
+        SELECT c_trace_id, c_parent_span_id, argMax(c_span_id, (c_start_at, c_span_id)) AS last_span_id,
+               max(c_start_at) AS last_start_at,
+               countIf(c_status = 'error') - (argMax(c_status, (c_start_at, c_span_id)) = 'error') AS failed,
+               least(coalesce(min(if(c_status = 'error', c_start_at, NULL)), max(c_start_at)), max(c_start_at)) AS first_try_at
+        FROM http_children
+        GROUP BY c_trace_id, c_parent_span_id
+    ) AS c ON c.c_trace_id = p.trace_id AND c.c_parent_span_id = p.span_id
 )
 SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,
-    a.attempt, a.status, a.retry_cause, a.connection_reused, a.cap, a.input_tokens, a.output_tokens,
+    if(coalesce(t.t_span_id, '') != '', t.t_tries, a.attempt), a.status, a.retry_cause, a.connection_reused, a.cap, a.input_tokens, a.output_tokens,
     a.start_at, assumeNotNull(a.queued_at), a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
     a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
     multiIf(coalesce(h.h_span_id, '') != '', if(a.span_id = h.h_span_id, 0., NULL),
+            coalesce(t.t_span_id, '') != '', t.t_tries_retry_ms,
             mapContains(a.span_attributes, 'llm.run.id') OR mapContains(a.resource_attributes, 'llm.run.id')
             OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count')
             OR mapContains(a.span_attributes, 'litellm.call_id'), a.t_retry_ms, NULL),
@@ -55,10 +116,27 @@ SELECT
     if(a.own_retrieval_ms IS NULL AND p.retrieval_ms IS NULL, NULL, coalesce(a.own_retrieval_ms, 0) + coalesce(p.retrieval_ms, 0)),
     if(a.own_tool_ms IS NULL AND p.tool_ms IS NULL, NULL, coalesce(a.own_tool_ms, 0) + coalesce(p.tool_ms, 0)),
     if(a.own_post_stage_ms IS NULL AND p.post_stage_ms IS NULL, NULL, coalesce(a.own_post_stage_ms, 0) + coalesce(p.post_stage_ms, 0)),
-    if(coalesce(h.h_span_id, '') != '', a.span_id = h.h_span_id, a.t_retry_ms IS NOT NULL),
-    a.run_attempt_count,
+    multiIf(coalesce(h.h_span_id, '') != '', a.span_id = h.h_span_id, coalesce(t.t_span_id, '') != '', true,
+            a.t_retry_ms IS NOT NULL),
+    if(coalesce(t.t_span_id, '') != '', t.t_tries, a.run_attempt_count),
     {computed_at:DateTime64(3, 'UTC')}
 FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
 -- the stage spans of the run's root span (the attempt's parent)
 LEFT JOIN stage_sums AS p ON p.s_trace_id = a.trace_id AND p.s_parent_span_id = a.parent_span_id
 LEFT JOIN held_runs AS h ON h.h_service = a.service AND h.h_run_id = a.run_id
+LEFT JOIN http_runs AS t ON t.t_trace_id = a.trace_id AND t.t_span_id = a.span_id
+UNION ALL
+-- the failed tries of the http_runs started in the window: an attempt each, of the run of their parent (its service,
+-- tenant, route, model, form); a try's instants are its span's start and end, its only bucket its total
+SELECT
+    {project_id:UInt32}, t.t_service, t.t_instance, t.t_tenant, t.t_route, t.t_model, t.t_form, t.t_run_id,
+    c.c_trace_id, c.c_span_id, c.c_try, 'error', c.c_cause, NULL, t.t_cap, NULL, NULL,
+    c.c_start_at, c.c_start_at, NULL, NULL, NULL, c.c_end_at,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.c_duration_ms,
+    NULL, NULL, NULL, NULL, NULL,
+    false, t.t_tries,
+    {computed_at:DateTime64(3, 'UTC')}
+FROM http_children AS c
+INNER JOIN http_runs AS t ON t.t_trace_id = c.c_trace_id AND t.t_span_id = c.c_parent_span_id
+WHERE c.c_status = 'error' AND c.c_span_id != t.t_last_span_id
+  AND c.c_start_at >= {start:DateTime64(9, 'UTC')} AND c.c_start_at < {end:DateTime64(9, 'UTC')}
