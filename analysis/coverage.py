@@ -5,7 +5,7 @@ A value the spans cannot give is NULL in request_buckets (README "What it measur
 "known"; the form column (ingest/mapping.py's forms) says where the unmeasured attempts came from. The diagnosis
 API returns this as "coverage", and every dashboard page shows it as a strip of chips (dashboard/access.Page).
 """
-from analysis import queries, stats
+from analysis import queries, stats, versions
 from analysis.buckets import ALL
 
 # What each share is over: a failed attempt may end before a first token, so first-token buckets are over the
@@ -58,8 +58,10 @@ REASONS: dict[str, dict[str, str]] = {
 
 
 def coverage(project_id: int, service: str, start, end, route: str = "", tenant: str = "") -> dict:
-    """The coverage of `service`'s attempts queued in [start, end) (optionally one route / tenant): see shape()."""
-    return shape(queries.coverage_counts(project_id, service, start, end, route=route, tenant=tenant))
+    """The coverage of `service`'s attempts queued in [start, end) (optionally one route / tenant): see shape(). Kept
+    while the window's data is unchanged (versions.kept): every service page shows it."""
+    return versions.kept("coverage", project_id, start, end, (service, route, tenant), lambda: shape(
+        queries.coverage_counts(project_id, service, start, end, route=route, tenant=tenant)))
 
 
 def shape(rows: list[dict]) -> dict:

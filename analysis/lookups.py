@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis import aggregates
+from analysis import aggregates, versions
 from store import client
 from store.sql import SqlFiles
 
@@ -46,13 +46,16 @@ def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:
 
 def service_choices(project_id, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
     """The service picker: at most `limit` services with attempts queued in the window whose name contains `q`
-    (any case; "" = all), busiest first, plus `selected`."""
-    return _choices("services", _params(project_id, start, end, q=q), selected, limit)
+    (any case; "" = all), busiest first, plus `selected`. Kept while the window's data is unchanged (versions.kept):
+    every page reads it."""
+    return versions.kept("services", project_id, start, end, (q, selected, limit),
+                         lambda: _choices("services", _params(project_id, start, end, q=q), selected, limit))
 
 
 def route_choices(project_id, service, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
     """The route picker of one service, as service_choices (routes "" are left out: "all routes" covers them)."""
-    return _choices("routes", _params(project_id, start, end, service=service, q=q), selected, limit)
+    return versions.kept("routes", project_id, start, end, (service, q, selected, limit), lambda: _choices(
+        "routes", _params(project_id, start, end, service=service, q=q), selected, limit))
 
 
 def services(project_id, start, end, limit: int = 50) -> list[dict]:

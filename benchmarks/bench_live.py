@@ -18,10 +18,10 @@
    request thread's CPU are printed beside it. p95 by nearest rank, against the 500 ms target.
 
 --idle also times the pages before the sender starts (same up, nothing sent). --baseline REF runs the code of a git
-ref (exported with `git archive`) and this checkout alternately, --rounds times each, on the same data dir and
-machine, and prints them side by side. --profile DIR records `py-spy` (--idle --threads, raw stacks) of up during
-each timed phase. Also printed: up's CPU by thread over the timed phase, the minute pipeline's step times, the
-sender's achieved rate. A benchmark: exits 0 whatever the figures.
+ref (exported with `git archive`, or a directory) and this checkout (or --code REF) alternately, --rounds times each,
+on the same data dir and machine, and prints them side by side. --profile DIR records `py-spy` (--idle --threads,
+raw stacks) of up during each timed phase. Also printed: up's CPU by thread over the timed phase, the minute
+pipeline's step times, the sender's achieved rate. A benchmark: exits 0 whatever the figures.
 """
 import argparse
 import json
@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from server import free_port, thread_cpu_s  # noqa: E402
 
 TARGET_MS = 500
+REQUEST_TIMEOUT_S = 300
 USER, PASSWORD = "bench-member", "bench-member-password"
 DROPPED_ENV = ("DATABASE_URL", "CLICKHOUSE_URL", "CELERY_BROKER_URL", "INGEST_SPOOL_DIR", "PYTEST_XDIST_WORKER")
 TIMING = re.compile(r"app;dur=([\d.]+), cpu;dur=([\d.]+)")
@@ -61,7 +62,9 @@ def main() -> int:
     p.add_argument("--windows", default="1h,24h")
     p.add_argument("--pages", help="only these URL names, comma-separated")
     p.add_argument("--idle", action="store_true", help="also time the pages before the sender starts")
-    p.add_argument("--baseline", help="a git ref: its code and this checkout's, alternately")
+    p.add_argument("--phase-limit", type=float, default=900, help="seconds of page requests at most per phase")
+    p.add_argument("--baseline", help="a git ref (or a directory of code): its code and this checkout's, alternately")
+    p.add_argument("--code", help="a git ref (or a directory of code) to run instead of this checkout")
     p.add_argument("--rounds", type=int, default=1, help="runs of each code (with --baseline)")
     p.add_argument("--profile", help="a directory for py-spy's raw stacks of up during each timed phase")
     p.add_argument("--data-dir", help="keep (or reuse) the data dir")
@@ -75,12 +78,11 @@ def main() -> int:
     if a.prepare:
         os.environ.update(env, LOG_LEVEL="WARNING")
         return prepare(a.spans)
-    codes, scratch = [("this checkout", ROOT)], []
+    scratch: list[Path] = []
     try:
+        codes = [(a.code, code_dir(a.code, scratch)) if a.code else ("this checkout", ROOT)]
         if a.baseline:
-            scratch.append(Path(tempfile.mkdtemp(prefix="bench-live-base-")))
-            export(a.baseline, scratch[0])
-            codes.insert(0, (f"{a.baseline}", scratch[0]))
+            codes.insert(0, (a.baseline, code_dir(a.baseline, scratch)))
         facts = json.loads(check([str(PYTHON), __file__, "--prepare", "--spans", str(a.spans), "--data-dir",
                                   str(data_dir)], env).splitlines()[-1])
         print(f"live benchmark: data dir {data_dir}; {facts['spans']:,} spans stored; sender {a.rate:,.0f} spans/s")
@@ -107,10 +109,16 @@ def check(cmd: list[str], env: dict, cwd: Path = ROOT) -> str:
     return done.stdout
 
 
-def export(ref: str, into: Path) -> None:
-    """The tree of `ref` in `into` (git archive: nothing in this checkout changes)."""
+def code_dir(ref: str, scratch: list[Path]) -> Path:
+    """A directory of code: `ref` itself when it is one, else the tree of the git ref exported into a temp dir (git
+    archive: nothing in this checkout changes), which is added to `scratch` to be removed at the end."""
+    if Path(ref).is_dir():
+        return Path(ref).resolve()
+    into = Path(tempfile.mkdtemp(prefix="bench-live-code-"))
+    scratch.append(into)
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
 
 
 def prepare(spans: int) -> int:
@@ -231,29 +239,37 @@ def logged_in(url: str) -> requests.Session:
 
 
 def time_pages(a, url: str, session, cases: list, pid: int, log_path: Path, label: str) -> list[dict]:
-    """A warm-up round, then --repeat rounds of every case; samples {case, app_ms, cpu_ms, client_ms, status}."""
-    for _, window, path in cases:
-        session.get(url + path, params={"range": window}, timeout=300)
+    """A warm-up round, then --repeat rounds of every case, until --phase-limit seconds have passed (the rounds
+    then stop after the request under way); samples {case, app_ms, cpu_ms, client_ms, status}."""
+    deadline = time.monotonic() + a.phase_limit
+    for case in cases:
+        if time.monotonic() < deadline:
+            ask(session, url, case)
     profiler = start_profile(a.profile, pid, label)
     cpu, log_at, began = thread_cpu_s(pid), log_path.stat().st_size, time.monotonic()
-    samples = []
-    for _ in range(a.repeat):
-        for case in cases:
-            t = time.perf_counter()
-            answer = session.get(url + case[2], params={"range": case[1]}, timeout=300)
-            client_ms = (time.perf_counter() - t) * 1000
-            timing = TIMING.search(answer.headers.get("Server-Timing", ""))
-            app_ms, cpu_ms = (float(timing[1]), float(timing[2])) if timing else (float("nan"), float("nan"))
-            samples.append({"case": case[:2], "app_ms": app_ms, "cpu_ms": cpu_ms, "client_ms": client_ms,
-                            "status": answer.status_code})
+    samples = [ask(session, url, case) for _ in range(a.repeat) for case in cases if time.monotonic() < deadline]
     took = time.monotonic() - began
     if profiler is not None:
         profiler.send_signal(2)
         profiler.wait(60)
-    print(f"  [{label}] {len(samples)} requests in {took:.0f} s; load average {os.getloadavg()[0]:.1f}")
+    cut = f", stopped at --phase-limit {a.phase_limit:.0f} s" if len(samples) < a.repeat * len(cases) else ""
+    print(f"  [{label}] {len(samples)} requests in {took:.0f} s{cut}; load average {os.getloadavg()[0]:.1f}")
     print_cpu(thread_cpu_s(pid), cpu, took)
     print_steps(log_path.read_text(errors="replace")[log_at:])
     return samples
+
+
+def ask(session, url: str, case: tuple) -> dict:
+    """One page request's sample; an answer without Server-Timing (none came: timed out) counts the client's time."""
+    t = time.perf_counter()
+    try:
+        answer = session.get(url + case[2], params={"range": case[1]}, timeout=REQUEST_TIMEOUT_S)
+        status, timing = answer.status_code, TIMING.search(answer.headers.get("Server-Timing", ""))
+    except requests.Timeout:
+        status, timing = "timeout", None
+    client_ms = (time.perf_counter() - t) * 1000
+    app_ms, cpu_ms = (float(timing[1]), float(timing[2])) if timing else (client_ms, float("nan"))
+    return {"case": case[:2], "app_ms": app_ms, "cpu_ms": cpu_ms, "client_ms": client_ms, "status": status}
 
 
 def start_profile(directory: str | None, pid: int, label: str):
@@ -303,7 +319,7 @@ def report(results: dict, cases: list) -> None:
             p95 = nearest_rank([s["app_ms"] for s in mine], 0.95)
             client = nearest_rank([s["client_ms"] for s in mine], 0.95)
             cpu = statistics.median([s["cpu_ms"] for s in mine]) if mine else float("nan")
-            bad = sorted({s["status"] for s in mine} - {200})
+            bad = sorted({str(s["status"]) for s in mine} - {"200"})
             over[column] += p95 > TARGET_MS
             cells.append(f"{'*' if p95 > TARGET_MS else ' '}{p95:7.0f} ({client:6.0f}; {cpu:4.0f})"
                          + (f" {bad}" if bad else "").rjust(8))

@@ -26,6 +26,8 @@ def clickhouse_schema(django_db_blocker):
 @pytest.fixture
 def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
+    from django.core.cache import cache
+
     from ingest.pipeline import flush_started_writers
     from store import client
     from store.tables import emptied_by_tests
@@ -33,6 +35,7 @@ def clickhouse(clickhouse_schema):
     flush_started_writers()  # an earlier test's spooled batches land now, not in this test's tables
     for table in emptied_by_tests():
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+    cache.clear()  # answers kept about the store (analysis/versions.py) and freshness marks go with its rows
     return client
 
 
