@@ -14,8 +14,13 @@ from tests.clients.tools import CALLS, Expect
 
 pytestmark = pytest.mark.slow
 # gen_ai.server.time_to_first_token with gen_ai.request.stream: TTFT (from the successful try: OpenLIT's clock starts
-# when the stream object is made), t_stream and decode measured; its httpx POST children show the failed tries
-OPENLIT = Expect(attempts=CALLS, failed=0, ttft=True, verdicts=("decode_throughput",))
+# when the stream object is made), t_stream and decode measured; its httpx POST children are the tries: each failed
+# one an attempt of its own
+OPENLIT = Expect(attempts=CALLS + tools.RETRIED, failed=tools.RETRIED, ttft=True, verdicts=("decode_throughput",))
+# the openai client's back-off before its first retry: 0.5 s x a jitter of 0.75..1 (openai/_base_client.py
+# _calculate_retry_timeout), so the retry starts 375..500 ms after the failed try (which fails within ms) started
+BACKOFF_MS = (375, 500)
+SLACK_MS = 250  # a loaded machine starts the retry late, never early
 # chunk events: TTFT (retries inside it: a tail of ~0.8 s) and decode measured
 TRACELOOP = Expect(attempts=CALLS, failed=0, ttft=True, verdicts=("decode_throughput",))
 # a genai span with no stream flag and no first-chunk time: total and tokens only
@@ -41,6 +46,11 @@ def test_each_call_is_one_run_with_ttft_where_the_sdk_records_a_first_token(prod
     if tool == "openlit":  # the tries are only in its httpx client spans, stored as other spans: a failed one and
         # the retry under each retried call (docs/sending-traces.md, section 6)
         assert _http_children(project.id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
+        # ... which make each retried call a run of two attempts: t_retry the back-off (and the failed try), 0 for
+        # the others, known for every run
+        retried = sorted(t for t in _final_t_retry(project.id, service) if t != 0)
+        assert len(_final_t_retry(project.id, service)) == CALLS and len(retried) == tools.RETRIED, retried
+        assert BACKOFF_MS[0] <= retried[0] and retried[-1] < BACKOFF_MS[1] + SLACK_MS, retried
 
 
 def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(product):
@@ -53,6 +63,15 @@ def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(p
     tools.report("traceloop (recorded)", figures)
     # the openai client's retries hide inside the span: the retried calls' TTFT holds the failed try and the back-off
     assert figures["ttft_p95"] > 2 * figures["ttft_p50"]
+
+
+def _final_t_retry(project_id: int, service: str) -> list:
+    """t_retry (ms, None: unknown) of each run's final attempt of the service, as materialized."""
+    from store import client
+
+    rows = client.query_rows("SELECT t_retry_ms FROM request_buckets FINAL WHERE project_id = {p:UInt32} "
+                             "AND service = {s:String} AND is_final_attempt", {"p": project_id, "s": service})
+    return [t for (t,) in rows]
 
 
 def _http_children(project_id: int, service: str) -> dict:
