@@ -30,8 +30,9 @@ test-fast: venv
 
 bench: bench-ingest bench-simulate bench-analysis bench-ui
 
+# OTLP/HTTP into up; BENCH_INGEST_ARGS="--baseline acbab63 --repeat 2" (A/B with a git ref), "--steps" (us a span per step)
 bench-ingest: venv
-	$(PY) benchmarks/bench_ingest.py
+	$(PY) benchmarks/bench_ingest.py $(BENCH_INGEST_ARGS)
 	$(PY) benchmarks/bench_metrics.py
 
 bench-simulate: venv

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import threading
@@ -41,7 +42,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from payloads import build_bodies  # noqa: E402
-from server import BenchError, MemorySampler, Server, machine_cpu_s, own_cpu_s, proc_figures, thread_cpu_s  # noqa: E402
+from bench_live import code_dir  # noqa: E402
+from server import ROOT, BenchError, MemorySampler, Server, machine_cpu_s, own_cpu_s, proc_figures, thread_cpu_s  # noqa: E402
 from store.memory import resident_mib  # noqa: E402 (server put the checkout on sys.path)
 
 # Targets of issue 14 ("Ingest at 2x") on the project's 2-core machine, and the code before it on this same
@@ -136,10 +138,11 @@ def wait_stored(server: Server, total: int, timeout_s: float = 300) -> float:
     raise BenchError(f"spans_stored did not reach {total} within {timeout_s:.0f} s; last status {last}")
 
 
-def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: dict[str, str]) -> dict:
-    """One server on a fresh data dir: send, wait until stored, read /proc figures, stop."""
+def run_once(bodies: list[bytes], counts: list[int], senders: int, server_env: dict[str, str],
+             code: Path = ROOT) -> dict:
+    """One server of `code`'s tree on a fresh data dir: send, wait until stored, read /proc figures, stop."""
     total = sum(counts)
-    server = Server(server_env)
+    server = Server(server_env, code)
     stop_s = None
     try:
         server.start()
@@ -175,8 +178,14 @@ def main() -> int:
     p.add_argument("--spans", type=int, default=200_000)
     p.add_argument("--batch", type=int, default=500, help="spans per ExportTraceServiceRequest")
     p.add_argument("--senders", type=int, default=4, help="concurrent keep-alive sender threads")
-    p.add_argument("--repeat", type=int, default=1, help="send phases, each on a fresh data dir; medians printed")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="send phases (with --baseline: rounds, each code once), each on a fresh data dir; medians printed")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--baseline", metavar="REF",
+                   help="a git ref (or a directory of code): its server and this checkout's, alternately, on the same "
+                        "workload; prints both and the ratio")
+    p.add_argument("--steps", action="store_true",
+                   help="instead of servers: each step of the accept path in this process, in us a span (steps.py)")
     p.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment override for the server and its manage.py commands (repeatable)")
     a = p.parse_args()
@@ -197,32 +206,67 @@ def main() -> int:
     print(f"workload: {a.spans:,} spans in {len(bodies)} bodies, {size / 2**20:.1f} MiB protobuf "
           f"({size / a.spans:.0f} B/span), built in {time.perf_counter() - t:.1f} s", flush=True)
     parse = parse_rate(bodies, a.spans)
+    if a.steps:
+        from steps import run_steps
 
-    runs = []
+        return run_steps(bodies, a.spans, a.repeat, parse)
+
+    scratch: list[Path] = []
+    codes = [("this checkout", ROOT)]
+    runs: dict[str, list[dict]] = {"this checkout": []}
     try:
+        if a.baseline:
+            codes.insert(0, (a.baseline, code_dir(a.baseline, scratch)))
+            runs = {a.baseline: [], "this checkout": []}
         for n in range(a.repeat):
-            r = run_once(bodies, counts, a.senders, server_env)
-            runs.append(r)
-            print(f"run {n + 1}/{a.repeat}: accepted {r['accepted']:,.0f} spans/s ({r['accepted_s']:.2f} s), "
-                  f"stored {r['stored']:,.0f} spans/s ({r['stored_s']:.2f} s), server CPU {r['cpu_window_s']:.1f} s "
-                  f"in that window, client CPU {r['client_cpu_s']:.1f} s, other load {r['other_cpu_s']:.1f} CPU-s, "
-                  f"peak RSS {r['rss_mib']:,.0f} MiB, stop {r['stop_s']:.1f} s", flush=True)
-            top = sorted(r["threads"].items(), key=lambda kv: -kv[1])[:8]
-            print("  server CPU by thread in that window: " + ", ".join(f"{k} {v:.1f} s" for k, v in top if v >= 0.05),
-                  flush=True)
-            print(f"  memory: idle before sending {r['idle_anon_mib']:,.0f} MiB own + {r['idle_file_mib']:,.0f} MiB "
-                  f"file pages; at the sampled peak {r['peak_anon_mib']:,.0f} own + {r['peak_file_mib']:,.0f} file",
-                  flush=True)
+            # alternate which code goes first, so that a machine getting busier or quieter favours neither
+            for label, code in (codes if n % 2 == 0 else codes[::-1]):
+                r = run_once(bodies, counts, a.senders, server_env, code)
+                runs[label].append(r)
+                _print_run(f"run {n + 1}/{a.repeat}" + (f" {label}" if a.baseline else ""), r)
     except BenchError as exc:
         print(f"\ningest benchmark FAILED: {exc}", file=sys.stderr)
         return 1
+    finally:
+        for path in scratch:
+            shutil.rmtree(path, ignore_errors=True)
 
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "threads"}
-    label = f"median of {a.repeat} runs" if a.repeat > 1 else "1 run"
     overrides = " ".join(f"{k}={v}" for k, v in server_env.items()) or "none"
+    label = f"median of {a.repeat} runs" if a.repeat > 1 else "1 run"
     print(f"\ningest benchmark: {a.spans:,} spans in {len(bodies)} requests of {a.batch}, "
-          f"{a.senders} keep-alive senders ({label}; server env overrides: {overrides})")
+          f"{a.senders} keep-alive senders ({label}{' each, alternating' if a.baseline else ''}; "
+          f"server env overrides: {overrides})")
     print(f"protobuf parse (floor):    {parse:>9,.0f} spans/s")
+    meds = {}
+    for name, done in runs.items():
+        med = meds[name] = {k: statistics.median(r[k] for r in done) for k in done[0] if k != "threads"}
+        if a.baseline:
+            print(f"\n{name}:")
+        _print_summary(med, a.spans, parse)
+    if a.baseline:
+        old, new = meds[a.baseline], meds["this checkout"]
+        print(f"\nthis checkout / {a.baseline} (medians; each run: " + "; ".join(
+            f"{k} {' '.join(f'{r[k]:,.0f}' for r in runs[a.baseline])} -> {' '.join(f'{r[k]:,.0f}' for r in runs['this checkout'])}"
+            for k in ("accepted", "stored", "rss_mib")) + ")")
+        for key, name, unit in (("accepted", "accepted", 1), ("stored", "stored", 1), ("rss_mib", "peak RSS MiB", 1),
+                                ("cpu_window_s", "server CPU us a span", 1e6 / a.spans)):
+            print(f"  {name:<22} {old[key] * unit:>10,.1f} -> {new[key] * unit:>10,.1f}   ratio {new[key] / old[key]:.3f}")
+    return 0
+
+
+def _print_run(label: str, r: dict) -> None:
+    print(f"{label}: accepted {r['accepted']:,.0f} spans/s ({r['accepted_s']:.2f} s), "
+          f"stored {r['stored']:,.0f} spans/s ({r['stored_s']:.2f} s), server CPU {r['cpu_window_s']:.1f} s "
+          f"in that window, client CPU {r['client_cpu_s']:.1f} s, other load {r['other_cpu_s']:.1f} CPU-s, "
+          f"peak RSS {r['rss_mib']:,.0f} MiB, stop {r['stop_s']:.1f} s", flush=True)
+    top = sorted(r["threads"].items(), key=lambda kv: -kv[1])[:8]
+    print("  server CPU by thread in that window: " + ", ".join(f"{k} {v:.1f} s" for k, v in top if v >= 0.05),
+          flush=True)
+    print(f"  memory: idle before sending {r['idle_anon_mib']:,.0f} MiB own + {r['idle_file_mib']:,.0f} MiB "
+          f"file pages; at the sampled peak {r['peak_anon_mib']:,.0f} own + {r['peak_file_mib']:,.0f} file", flush=True)
+
+
+def _print_summary(med: dict, spans: int, parse: float) -> None:
     for key, name in (("accepted", "accepted (HTTP 200):"), ("stored", "stored (queryable):")):
         verdict = "ok" if med[key] >= TARGETS[key] else "MISSED"
         print(f"{name:<26} {med[key]:>9,.0f} spans/s   target >= {TARGETS[key]:,}  {verdict}   "
@@ -234,14 +278,13 @@ def main() -> int:
           "to stored)")
     # What the stored target leaves a span: both cores busy the whole window, every span stored in it
     budget_us = os.cpu_count() / TARGETS["stored"] * 1e6
-    print(f"server CPU a span:         {med['cpu_window_s'] / a.spans * 1e6:>9.1f} us   "
+    print(f"server CPU a span:         {med['cpu_window_s'] / spans * 1e6:>9.1f} us   "
           f"(the stored target leaves at most {budget_us:.1f} us on {os.cpu_count()} cores); "
           f"memory at the peak: {med['peak_anon_mib']:,.0f} MiB own + {med['peak_file_mib']:,.0f} MiB file pages "
           f"(idle: {med['idle_anon_mib']:,.0f} + {med['idle_file_mib']:,.0f})")
     busy = med["other_cpu_s"] / med["stored_s"]
     print(f"other load on the machine:  {busy:>8.2f} cores of {os.cpu_count()}"
           + ("   (figures depressed by other programs)" if busy > 0.2 else ""))
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """The server side of the ingest benchmark: `manage.py up` on a throw-away data dir, and /proc figures.
 
-Server(env).start() makes a temporary LATENCY_OBS_DATA_DIR, runs `manage.py migrate` and
+Server(env, code).start() makes a temporary LATENCY_OBS_DATA_DIR, runs `manage.py migrate` and
 `manage.py create_api_key --project bench --scope ingest,read` (its stdout is the key), starts
 `manage.py up` on a free port (gRPC on a free port too) and waits for GET /healthz to answer 200.
 stop() sends SIGINT, waits for the drain and the exit, and removes the directory. Embedded mode is
 forced: DATABASE_URL, CLICKHOUSE_URL, CELERY_BROKER_URL and INGEST_SPOOL_DIR are dropped from the
-inherited environment (give them in `env` to override).
+inherited environment (give them in `env` to override). `code` is the directory whose manage.py runs (this
+checkout by default; another tree, e.g. a git ref exported by code_dir, for an A/B with this .venv).
 """
 from __future__ import annotations
 
@@ -111,7 +112,8 @@ def thread_cpu_s(pid: int) -> dict[str, float]:
 class Server:
     """`manage.py up` on a fresh temp data dir: migrate, issue a key, start, wait for /healthz; stop()."""
 
-    def __init__(self, server_env: dict[str, str]):
+    def __init__(self, server_env: dict[str, str], code: Path = ROOT):
+        self.code = Path(code)
         self.dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
         self.env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
         self.env.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", LATENCY_OBS_DATA_DIR=str(self.dir / "data"),
@@ -123,7 +125,7 @@ class Server:
         self.port = 0
 
     def _manage(self, *args: str) -> str:
-        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
+        done = subprocess.run([str(PYTHON), "manage.py", *args], cwd=self.code, env=self.env, capture_output=True,
                               text=True, timeout=300)
         if done.returncode:
             raise BenchError(f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -138,7 +140,7 @@ class Server:
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [str(PYTHON), "manage.py", "up", "--host", "127.0.0.1", "--port", str(self.port), "--grpc-port", "0"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+                cwd=self.code, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
