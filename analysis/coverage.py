@@ -19,7 +19,13 @@ LABELS = {"ttft": "TTFT", "cap": "scheduler cap", "stages": "stage spans"}
 BASIS_WORDS = {"attempts": "attempts", "successes": "successful attempts", "runs": "runs"}
 
 _CLIENT = "a client span: the server's admission queue is not visible to it"
-_NO_RUN = "no `llm.run.id`, `llm.attempt` or `http.request.resend_count`: which attempts are tries of one request is unknowable"
+_NO_RUN = ("no `llm.run.id`, `llm.attempt` or `http.request.resend_count`, and no HTTP client child spans: which "
+           "attempts are tries of one request is unknowable")
+# A client span may hold the client's own retries (the openai client retries twice by default); its HTTP client
+# children, when instrumented, show them (analysis/sql/materialize_request_buckets.sql)
+_HIDDEN = ("retries inside one client span are not visible: no HTTP client child spans (add the httpx, requests or "
+           "aiohttp instrumentation) and no `llm.run.id` / `llm.attempt`")
+HIDDEN_RETRY_FORMS = ("genai", "openllmetry", "openinference")  # the client span forms
 _NO_CONN = "no `llm.connection.reused` (or a new connection without a `connect` stage span)"
 # coverage_counts column -> span form -> why an attempt of that form has no value; "*": any other form.
 # Form "" is an attempt known by its attributes only (no lifecycle events, no latency attributes).
@@ -47,7 +53,7 @@ REASONS: dict[str, dict[str, str]] = {
                  "*": "no `first_token` / `last_token` events"},
     "t_post": {"native": "no `last_token` event", "vllm": "no `gen_ai.latency.e2e`",
                "openinference": "no last-token instant in this form", "*": "no `last_token` event"},
-    "t_retry": {"*": _NO_RUN},
+    "t_retry": {**{form: _HIDDEN for form in HIDDEN_RETRY_FORMS}, "*": _NO_RUN},
     "total": {"*": "lifecycle events out of order"},
     "connections": {"vllm": "a server-side span says nothing about client connections",
                     "*": "no `llm.connection.reused` attribute"},
@@ -55,6 +61,12 @@ REASONS: dict[str, dict[str, str]] = {
     "tokens": {"*": "no `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens` (or `llm.token_count.*`)"},
     "stages": {"*": "no stage spans (`llm.stage`: tokenize, prompt_build, policy, network, post)"},
 }
+
+
+def hidden_retry_runs(cov: dict) -> int:
+    """How many of the coverage's runs are client spans whose retries are not visible (t_retry unknown, form one of
+    HIDDEN_RETRY_FORMS): the client's own retries may hide inside them. 0 when there are none."""
+    return sum(g["count"] for g in cov["signals"]["retries"]["unmeasured"] if g["form"] in HIDDEN_RETRY_FORMS)
 
 
 def coverage(project_id: int, service: str, start, end, route: str = "", tenant: str = "") -> dict:

@@ -338,6 +338,34 @@ def reliability_findings(success_rate: float | None, thresholds: Thresholds) -> 
              "message": f"only {rate:.1%} of runs succeeded: throughput that increases failures is a regression"}]
 
 
+# Verdicts that do not explain a tail of TTFT (or of the whole request): decode speed is per token after the first,
+# the other two name no cause. A tail under them, with retries not visible, may be the client's own retries.
+TAIL_UNEXPLAINED = ("decode_throughput", "ttft_unexplained", "insufficient_data", "healthy")
+
+
+def hidden_retry_findings(evidence: Evidence, verdict: str, thresholds: Thresholds) -> list[dict]:
+    """A possible cause, never a verdict: where retries inside one client span are not visible (retries.hidden_runs:
+    client spans without HTTP children or run keys) and the verdict does not explain a tail of TTFT (of total when TTFT
+    is not measured) of at least hidden_retry_tail_ratio x its p50, the client's own retries (a failed try and its
+    back-off inside the span) may make that tail. Empty otherwise, and when hidden_runs is unknown."""
+    hidden, runs = evidence.retries.hidden_runs, evidence.retries.runs
+    if not hidden or verdict not in TAIL_UNEXPLAINED:
+        return []
+    name, stats = ("TTFT", evidence.buckets.ttft) if evidence.buckets.ttft.count else ("total", evidence.buckets.total)
+    p50, p95 = _number(stats.p50), _number(stats.p95)
+    if not p50 or p95 is None or p95 / p50 < thresholds.hidden_retry_tail_ratio:
+        return []
+    ratio = round(p95 / p50, 2)
+    return [{"kind": "possible_cause", "code": "hidden_retries", "value": ratio,
+             "threshold": thresholds.hidden_retry_tail_ratio, "hidden_runs": hidden,
+             "message": f"possibly hidden retries: {name} p95 {fmt(p95, 'ms')} is {round(ratio, 1)} times its p50 "
+                        f"{fmt(p50, 'ms')}, and retries inside one client span are not visible for {hidden} of {runs} "
+                        f"runs: a client's own retries (a failed try and its back-off) make such a tail"
+                        + (", which slow decode does not" if verdict == "decode_throughput" and name == "TTFT" else "")
+                        + ". To see them, instrument the HTTP client (opentelemetry-instrumentation-httpx, -requests or "
+                          "-aiohttp-client): each try becomes a child span"}]
+
+
 def healthy_supported(evidence: Evidence, steps: dict[str, dict], thresholds: Thresholds) -> bool:
     """Do measured values show latency is fine? TTFT and decode speed both answered "no" (TTFT also by its bound),
     or the whole request's p95 under the TTFT threshold (a fast non-streaming service: t_stream <= total)."""
@@ -381,9 +409,9 @@ def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     """Verdict, findings, path, recommendations and missing for one service window.
 
     verdict: one of VERDICTS. path: the flowchart steps taken, in order. findings: other causes present
-    (every node is evaluated, not only those on the path), tenant outliers, noisy neighbours and a low success
-    rate. recommendations: the seed fixes for the verdict (none for healthy), plus tenant isolation when a
-    tenant stands out. A walk that ends at "healthy" without healthy_supported() gives "insufficient_data", with
+    (every node is evaluated, not only those on the path), hidden retries as a possible cause (hidden_retry_findings),
+    tenant outliers, noisy neighbours and a low success rate. recommendations: the seed fixes for the verdict (none
+    for healthy), plus tenant isolation when a tenant stands out. A walk that ends at "healthy" without healthy_supported() gives "insufficient_data", with
     "missing": what to send (first in its recommendations); evidence whose measures are all unknown gives it too,
     and so does a window with fewer runs than thresholds.min_runs ("4 runs; a verdict needs 30" first in
     "missing"; the path and the findings stay, as observations). "sample": {"runs", "needed"}.
@@ -399,7 +427,8 @@ def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     if evidence.requests and (runs or 0) < thresholds.min_runs:
         verdict, gaps = INSUFFICIENT, [sample_text(runs, thresholds.min_runs)] + gaps
     tenants = tenant_findings(evidence.buckets, evidence.tenants, evidence.noisy_neighbours, thresholds)
-    findings = cause_findings(verdict, steps) + tenants + reliability_findings(evidence.success_rate, thresholds)
+    findings = (cause_findings(verdict, steps) + hidden_retry_findings(evidence, verdict, thresholds) + tenants
+                + reliability_findings(evidence.success_rate, thresholds))
     return {"verdict": verdict, "findings": findings, "path": path, "missing": gaps,
             "sample": {"runs": runs, "needed": thresholds.min_runs},
             "recommendations": data_fixes(gaps) + recommend(verdict, tenant_findings=tenants, why=because(path))}

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from analysis import layers
 from analysis.aggregates import shared_reads
-from analysis.coverage import coverage
+from analysis.coverage import coverage, hidden_retry_runs
 from analysis.diagnosis import diagnose
 from analysis.errors import AnalysisError
 from analysis.evidence import collect
@@ -35,7 +35,8 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
             raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
         covered = covering.result()
     evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
-                                                                       evidence.successful_runs_per_hour))
+                                                                       evidence.successful_runs_per_hour),
+                       retries=replace(evidence.retries, hidden_runs=hidden_retry_runs(covered)))
     result = diagnose(evidence, configured())
     if evidence.layers.engines and result["verdict"] not in QUIET:
         result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end),

@@ -218,6 +218,9 @@ class Retries(Record):
     wasted_output_tokens: int | None
     wasted_tokens: int | None
     spearman_retries_queue_depth: float | None
+    # runs of a client span form whose tries are not visible (no HTTP client children, no run keys): the client's own
+    # retries may hide inside them. Set by analysis.diagnosis_service from the coverage; None: not known
+    hidden_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,6 +56,11 @@ class Thresholds:
     queue_empty_share: float = 0.8
     short_prompt_ttft_p50_ms: float = 300.0
     prefix_cache_miss_rate: float = 0.7
+    # Hidden retries (a possible cause, never a verdict): TTFT p95 over p50 (total's without TTFT) from which a tail
+    # that the verdict does not explain is named as possibly the client's own retries inside one span, where those
+    # are not visible. Traceloop's recorded openai calls, 2 in 20 retried inside the span: 2.8; OpenLIT's same calls with
+    # the tries visible (tests/clients/test_sdks.py): 1.02.
+    hidden_retry_tail_ratio: float = 2.0
     # t_post share of request time (p50): post_processing preset 0.38, healthy 0.005.
     post_share: float = 0.15
     # t_gateway share of a gateway's request (p50; analysis/layers.py): a proxy adding tens of ms to a 1 s call ~0.03.

@@ -43,7 +43,7 @@ KEYS = {
     "retries": {"t_retry": STATS, **dict.fromkeys(["runs", "attempts", "rate", "runs_with_retries_share",
                                                    "failed_attempts"]),
                 "causes": [], **dict.fromkeys(["wasted_input_tokens", "wasted_output_tokens", "wasted_tokens",
-                                               "spearman_retries_queue_depth"])},
+                                               "spearman_retries_queue_depth", "hidden_runs"])},
     "success_rate": None, "successful_runs_per_hour": None, "cost_per_success_usd": None,
     # issue 13: what the engine's metrics say (none sent here: every signal unknown) and the instances' starts
     "engine": {"sources": [], **dict.fromkeys(["instances", "kv_cache_usage_p95", "kv_cache_usage_max",

@@ -43,6 +43,9 @@ def test_each_call_is_one_run_with_ttft_where_the_sdk_records_a_first_token(prod
     tools.settle(project.id, service)
     answer = tools.diagnosis(http, project.id, key, service, since)
     tools.report(service, tools.check(answer, seen, OPENLIT if tool == "openlit" else LANGCHAIN, server.tries))
+    if tool == "openlit":  # its tries are seen: nothing hides
+        assert answer["evidence"]["retries"]["hidden_runs"] == 0 and "hidden_retries" not in {
+            x["code"] for x in answer["findings"]}
     if tool == "openlit":  # the tries are only in its httpx client spans, stored as other spans: a failed one and
         # the retry under each retried call (docs/sending-traces.md, section 6)
         assert _http_children(project.id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
@@ -63,6 +66,12 @@ def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(p
     tools.report("traceloop (recorded)", figures)
     # the openai client's retries hide inside the span: the retried calls' TTFT holds the failed try and the back-off
     assert figures["ttft_p95"] > 2 * figures["ttft_p50"]
+    # ... which the answer names as a possible cause beside the verdict (decode is slow too), and coverage says why
+    [hidden] = [x for x in answer["findings"] if x["code"] == "hidden_retries"]
+    assert hidden["kind"] == "possible_cause" and hidden["hidden_runs"] == CALLS, hidden
+    assert answer["coverage"]["signals"]["retries"]["note"].endswith("retries inside one client span are not visible: "
+        "no HTTP client child spans (add the httpx, requests or aiohttp instrumentation) and no `llm.run.id` / "
+        "`llm.attempt`"), answer["coverage"]["signals"]["retries"]["note"]
 
 
 def _final_t_retry(project_id: int, service: str) -> list:
