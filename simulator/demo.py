@@ -2,7 +2,9 @@
 
 Four services, several tenants; each service's hour is one continuous simulation, three of them with an
 incident of a different cause after 20+ minutes of normal traffic, and llm-70b slow all hour without one
-(scenarios.DEMO_SERVICES), so every page, the incident list included, has something to show.
+(scenarios.DEMO_SERVICES), so every page, the incident list included, has something to show. Beside them one
+two-layer pair (scenarios.DEMO_LAYERED): edge-gateway calling edge-engine in one trace, with a slow hop between them
+after 35 minutes, for the service map and the cross-layer buckets.
 """
 import logging
 import threading
@@ -14,7 +16,7 @@ from simulator.engine_metrics import EngineMetrics, make_metric_exporter
 from simulator.incidents import parse_incident
 from simulator.model import simulate
 from simulator.runner import run_simulation
-from simulator.scenarios import DEMO_SERVICES
+from simulator.scenarios import DEMO_LAYERED, DEMO_SERVICES
 
 log = logging.getLogger(__name__)
 HOUR_S, LIVE_RPS = 3600.0, 0.5
@@ -33,15 +35,21 @@ def preload(endpoint: str, key: str, stop: threading.Event, base_ns: int, progre
     seed = fresh_seed()
     emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=seed)
     metric_exporter = make_metric_exporter(endpoint, key, "http")
-    runs, expected, told = 0, sum(s.rps for s, _ in DEMO_SERVICES.values()) * HOUR_S, time.monotonic()
-    for service, (scenario, incidents) in DEMO_SERVICES.items():
+    every = [(s, scenario, incidents, False) for s, (scenario, incidents) in DEMO_SERVICES.items()]
+    every += [(s, scenario, incidents, True) for s, (scenario, incidents) in DEMO_LAYERED.items()]
+    runs, expected, told = 0, sum(scenario.rps for _, scenario, _, _ in every) * HOUR_S, time.monotonic()
+    for service, scenario, incidents, layers in every:
         specs = [parse_incident(text) for text in incidents]
-        engine = EngineMetrics(scenario, service, base_ns, 0.0, HOUR_S)  # the engine's metrics of the hour too
-        for run in simulate(scenario, HOUR_S, seed=seed, service=service, incidents=specs):
+        # the engine's metrics of the hour too (two layers: the engine's)
+        engine = EngineMetrics(scenario, f"{service}-engine" if layers else service, base_ns, 0.0, HOUR_S)
+        for run in simulate(scenario, HOUR_S, seed=seed, service=service, incidents=specs, layers=layers):
             if stop.is_set():
                 return runs, emitter.close()[0]
             engine.observe(run)
-            emitter.emit(run, cap=scenario.cap)
+            if layers:
+                emitter.emit_layers(run)
+            else:
+                emitter.emit(run, cap=scenario.cap)
             runs += 1
             if progress is not None and time.monotonic() - told >= PROGRESS_S:
                 told = time.monotonic()
@@ -52,12 +60,14 @@ def preload(endpoint: str, key: str, stop: threading.Event, base_ns: int, progre
 
 def _trickle(endpoint: str, key: str, service: str, stop: threading.Event, base_ns: int) -> None:
     """The service's live traffic from base_ns (the end of the preloaded hour): the minutes the preload took are
-    sent at once, at the trickle's rate, so the charts have no hole, then it goes on in real time."""
-    base = DEMO_SERVICES[service][0]
+    sent at once, at the trickle's rate, so the charts have no hole, then it goes on in real time. A two-layer pair
+    (DEMO_LAYERED) goes on at two layers."""
+    layers = service in DEMO_LAYERED
+    base = (DEMO_LAYERED if layers else DEMO_SERVICES)[service][0]
     scenario = base.at_rps(min(LIVE_RPS, base.rps))  # the service's own base: llm-70b stays slow
     seed = fresh_seed() + 50  # the preload uses fresh_seed() of the same start
     emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=seed + zlib.crc32(service.encode()) % 1000)
-    run_simulation(emitter, scenario, 30 * 86400.0, seed, service, live=True, stop=stop)
+    run_simulation(emitter, scenario, 30 * 86400.0, seed, service, live=True, stop=stop, layers=layers)
     emitter.close()
 
 
@@ -80,7 +90,7 @@ def start(endpoint: str, key: str, out, ready=None) -> threading.Event:
             ready()
         out.flush()
         threads = [threading.Thread(target=_trickle, args=(endpoint, key, s, stop, end_ns), daemon=True)
-                   for s in DEMO_SERVICES]
+                   for s in [*DEMO_SERVICES, *DEMO_LAYERED]]
         for t in threads:
             t.start()
 

@@ -121,14 +121,15 @@ class Emitter:
     def _ns(self, ms: float) -> int:
         return self.base_ns + int(ms * NS_PER_MS)
 
-    def _tracer(self, service: str, instance: str, resource: dict | None = None):
-        """The tracer of (service, instance); `resource`: more resource attributes, taken when it is first made."""
+    def _tracer(self, service: str, instance: str, resource: dict | None = None, vllm: bool = False):
+        """The tracer of (service, instance); `resource`: more resource attributes, taken when it is first made;
+        vllm: vLLM's own resource attributes (always in the vllm format)."""
         key = (service, instance)
         if key not in self._tracers:
             attrs = {"service.name": service, "deployment.environment": "simulated", **(resource or {})}
             if instance:
                 attrs["service.instance.id"] = instance
-            if self.fmt == "vllm":
+            if self.fmt == "vllm" or vllm:
                 attrs.update({"vllm.instrumenting_module_name": "vllm.llm_engine", "vllm.process_id": str(1000 + len(self._tracers))})
             provider = TracerProvider(resource=Resource.create(attrs), id_generator=self._ids, shutdown_on_exit=False)
             provider.add_span_processor(self.processor)
@@ -153,6 +154,53 @@ class Emitter:
         for attempt in run.attempts:
             self._attempt(run, attempt, context, cap or self.cap, resource(attempt.instance))
         root.end(end_time=self._ns(run.end))
+
+    def emit_layers(self, run: Run, resource=None) -> None:
+        """Send one run at two layers, in one trace (docs/simulator.md "Two layers"): the gateway's server span
+        (service `<run.service>-gateway`, no stage spans), under it a call per attempt (the gateway's attempts: native
+        lifecycle events as the gateway saw them, no `admitted`: the engine's queue is not visible to it), and under
+        each call that the engine served, the engine's vLLM `llm_request` span (service `<run.service>-engine`).
+        resource(index): an engine instance's own resource attributes."""
+        self.runs += 1
+        resource = resource or _no_resource
+        service = f"{run.service}-gateway"
+        number = int(run.id.rsplit("-", 1)[1])
+        gateway = self._tracer(service, f"{service}-{number % 2 + 1}")  # two gateway instances, in turn
+        server = gateway.start_span(f"POST {run.route}", kind=SpanKind.SERVER, start_time=self._ns(run.start),
+                                    attributes={"http.request.method": "POST", "http.route": run.route,
+                                                "http.response.status_code": 200 if run.ok else 502})
+        context = set_span_in_context(server)
+        for a in run.attempts:
+            call = self._call(gateway, run, a, context)
+            if a.status == "ok":
+                self._vllm_request(run, a, resource(a.instance), context=set_span_in_context(call),
+                                   service=f"{run.service}-engine")
+        if not run.ok:
+            server.set_status(Status(StatusCode.ERROR, run.attempts[-1].cause))
+        server.end(end_time=self._ns(run.end))
+
+    def _call(self, tracer, run: Run, a: Attempt, context):
+        """The gateway's call of one attempt: what it saw, the engine's instants one way back later."""
+        end = a.call_end if a.call_end is not None else a.end
+        attrs = {
+            "tenant.id": run.tenant, "llm.route": run.route, "gen_ai.request.model": run.model,
+            "gen_ai.usage.input_tokens": run.input_tokens, "llm.run.id": run.id, "llm.attempt": a.number,
+        }
+        if a.status == "ok":
+            attrs["gen_ai.usage.output_tokens"] = run.output_tokens
+        else:
+            attrs["llm.retry.cause"] = a.cause
+        span = tracer.start_span(f"chat {run.model}", context=context, kind=SpanKind.CLIENT,
+                                 start_time=self._ns(a.call_start), attributes=attrs)
+        span.add_event("queued", timestamp=self._ns(a.call_start))
+        for name in ("first_token", "last_token", "released"):
+            at = getattr(a, name)
+            if at is not None and at + a.hop_back <= end:  # a token on its way back when the call gave up: unseen
+                span.add_event(name, timestamp=self._ns(at + a.hop_back))
+        if a.status != "ok":
+            span.set_status(Status(StatusCode.ERROR, a.cause))
+        span.end(end_time=self._ns(end))
+        return span
 
     def _stage(self, tracer, context, stage) -> None:
         span = tracer.start_span(stage.name, context=context, kind=SpanKind.INTERNAL, start_time=self._ns(stage.start),
@@ -185,10 +233,14 @@ class Emitter:
             span.set_status(Status(StatusCode.ERROR, a.cause))
         span.end(end_time=self._ns(a.end))
 
-    def _vllm_request(self, run: Run, a: Attempt, resource: dict) -> None:
-        tracer = self._tracer(run.service, f"{run.service}-{a.instance + 1}", resource)
+    def _vllm_request(self, run: Run, a: Attempt, resource: dict, context=None, service: str = "") -> None:
+        """vLLM's span of one attempt; context: its parent (two layers: the gateway's call), service: its service
+        (default the run's)."""
+        service = service or run.service
+        tracer = self._tracer(service, f"{service}-{a.instance + 1}", resource, vllm=True)
         seconds = lambda later, earlier: (later - earlier) / 1000.0  # noqa: E731
-        span = tracer.start_span("llm_request", kind=SpanKind.SERVER, start_time=self._ns(a.queued), attributes={
+        span = tracer.start_span("llm_request", context=context, kind=SpanKind.SERVER, start_time=self._ns(a.queued),
+                                 attributes={
             "gen_ai.latency.time_in_queue": seconds(a.admitted, a.queued),
             "gen_ai.latency.time_to_first_token": seconds(a.first_token, a.queued),
             "gen_ai.latency.e2e": seconds(a.last_token, a.queued),

@@ -34,6 +34,7 @@ class Overlay:
     stalls: tuple | None = None
     scopes: tuple = DIMENSIONS
     needs_scope: str = ""
+    layers_only: bool = False  # a cause only two layers have (simulate --layers)
 
 
 OVERLAYS: dict[str, Overlay] = {
@@ -72,8 +73,12 @@ OVERLAYS: dict[str, Overlay] = {
     "network_overhead": Overlay(
         "a cross-region hop between gateway and engine (for a tenant: a far-region tenant)",
         knobs=lambda s: {"network_ms": s.network_ms + 650.0}),
+    "gateway_overhead": Overlay(
+        "two layers: a guardrail check in the gateway, 1.5 s around its call (before and after it)",
+        knobs=lambda s: {"gateway_ms": s.gateway_ms + 1500.0}, layers_only=True),
 }
-CAUSES = tuple(OVERLAYS)
+CAUSES = tuple(c for c, o in OVERLAYS.items() if not o.layers_only)  # every cause one layer has
+LAYERED_CAUSES = tuple(OVERLAYS)
 
 
 @dataclass(frozen=True)
@@ -114,7 +119,7 @@ def parse_incident(text: str, scope: tuple | None = None) -> IncidentSpec:
         raise ValueError(f"an incident looks like CAUSE@START+DURATION[:DIM=VALUE], e.g. network_overhead@40m+20m, "
                          f"got {text!r}")
     if match["cause"] not in OVERLAYS:
-        raise ValueError(f"unknown incident cause {match['cause']!r}: use one of {', '.join(CAUSES)}")
+        raise ValueError(f"unknown incident cause {match['cause']!r}: use one of {', '.join(LAYERED_CAUSES)}")
     start, duration = parse_duration(match["start"]), parse_duration(match["duration"])
     if duration <= 0:
         raise ValueError(f"an incident needs a duration above 0, got {text!r}")
@@ -136,11 +141,15 @@ def instance_names(scenario: Scenario, service: str) -> list[str]:
     return [f"{service}-{i + 1}" for i in range(scenario.instances)]
 
 
-def check_incidents(incidents, scenario: Scenario, duration_s: float, service: str) -> None:
-    """ValueError for an incident outside [0, duration_s] or scoped to a tenant, route or instance the run has not."""
+def check_incidents(incidents, scenario: Scenario, duration_s: float, service: str, layers: bool = False) -> None:
+    """ValueError for an incident outside [0, duration_s], scoped to a tenant, route or instance the run has not, or
+    of a cause only two layers have in a run of one. layers: the run's instances are the engine's
+    (`<service>-engine-N`)."""
     known = {"tenant": [t.name for t in scenario.tenants], "route": [r for r, _ in scenario.routes],
-             "instance": instance_names(scenario, service)}
+             "instance": instance_names(scenario, f"{service}-engine" if layers else service)}
     for spec in incidents:
+        if OVERLAYS[spec.cause].layers_only and not layers:
+            raise ValueError(f"incident {spec}: {spec.cause} needs two layers (--layers)")
         if spec.start_s < 0 or spec.end_s > duration_s:
             raise ValueError(f"incident {spec} is outside the run (0s to {duration_s:g}s)")
         if spec.scope and spec.scope[1] not in known[spec.scope[0]]:

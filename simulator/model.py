@@ -6,6 +6,13 @@ start) -> preprocessing (tokenize, prompt_build, policy) on a small CPU pool -> 
 engine (prefill slowed by long contexts in flight, decode slowed by batch load) -> post.
 
 `simulate()` yields finished runs in order of completion; times are ms from the start.
+
+Two layers (`layers=True`, docs/simulator.md "Two layers"): the request path is a gateway in front of the engine,
+in one trace. The run is the gateway's server span: its own time (`gateway_ms`: auth, quota, routing, split 70/30
+before its first call and after its last) and its calls, one per attempt; each call crosses the network
+(`network_ms`, half on the way out, half on the way back) to the engine, whose instance queue, cap, prefill and
+decode are the model above. The network hop inside the attempt is then the one between the layers, so the
+`network_overhead` overlay slows that hop. The layers draw from a random stream of their own.
 Deterministic for a given seed. Incidents (simulator.incidents) switch a cause's overlay on for part of the
 run: every knob is read through `_s(run, instance)`, which is the scenario itself when no incident is on, so
 a run without incidents draws exactly the random numbers it always did.
@@ -49,6 +56,10 @@ class Attempt:
     state: str = "queued"  # queued, connecting, cpu_wait, cpu, network, engine
     engine_at: float | None = None  # when the engine took it (prefill began)
     preempted: bool = False  # the KV cache was over capacity when it arrived: it waited and re-prefilled
+    # two layers only: the gateway's call (its start and end) and the network from the engine back to the gateway
+    call_start: float | None = None
+    call_end: float | None = None
+    hop_back: float = 0.0
 
     @property
     def queued(self) -> float:
@@ -91,8 +102,12 @@ class Instance:
 
 class Simulation:
     def __init__(self, scenario: Scenario, duration_s: float, seed: int, service: str, start_ms: float = 0.0,
-                 incidents=()):
+                 incidents=(), layers: bool = False):
         self.s, self.duration_ms, self.service = scenario, duration_s * 1000.0, service
+        self.layers = layers
+        self.instance_service = f"{service}-engine" if layers else service  # what instance scopes are named after
+        # TRICKY: a stream of its own, so the engine side of two layers draws what one layer does
+        self._layer_rng = random.Random(f"{seed}:{service}:{scenario.name}:layers")
         self.incidents = [Active(spec, start_ms + spec.start_s * 1000.0, start_ms + spec.end_s * 1000.0)
                           for spec in incidents]
         self._overlaid: dict = {}
@@ -179,24 +194,38 @@ class Simulation:
             retrieval = self._noisy(s.retrieval_ms, 0.4)
             run.stages.append(Stage("retrieval", t, t + retrieval))
             t += retrieval
+        if self.layers:  # the gateway's own time before its first call
+            self.at(t + 1.0 + self._layer_noisy(0.7 * s.gateway_ms), self._call, run)
+            return
         self.at(t + 1.0, self._start_attempt, run)
 
+    # -- two layers: the gateway's call crosses the network to the engine ---------------------
+    def _layer_noisy(self, median: float, sigma: float = 0.35) -> float:
+        return median * math.exp(self._layer_rng.gauss(0.0, sigma)) if median > 0 else 0.0
+
+    def _call(self, run: Run) -> None:
+        """The gateway calls the engine: the request reaches it after the way out; the way back is drawn now."""
+        network = self._s(run).network_ms
+        out, back = self._layer_noisy(network / 2), self._layer_noisy(network / 2)
+        self.at(self.now + out, self._start_attempt, run, self.now, back)
+
     # -- gateway -----------------------------------------------------------------------------
-    def _start_attempt(self, run: Run) -> None:
+    def _start_attempt(self, run: Run, call_start: float | None = None, hop_back: float = 0.0) -> None:
         live = [i for i in self.instances if i.started_at <= self.now]  # every instance, but before a scale-out
         if run.pin is not None:
             inst = self.instances[run.pin]
         else:
             a, b = self.rng.sample(live, 2) if len(live) > 1 else (live[0],) * 2
             inst = min((a, b), key=lambda i: len(i.queue) + len(i.in_flight))
-        attempt = Attempt(run, len(run.attempts) + 1, inst.index, self.now)
+        attempt = Attempt(run, len(run.attempts) + 1, inst.index, self.now, call_start=call_start, hop_back=hop_back)
         run.attempts.append(attempt)
         s = self._s(run, inst.index)
         if len(inst.queue) >= s.rate_limit_queue:
             self.at(self.now + 2.0, self._fail, attempt, "rate_limited")
             return
         inst.queue.append(attempt)
-        self.at(self.now + s.timeout_s * 1000.0, self._timeout, attempt)
+        # the caller's timer runs from when it called (two layers: the gateway's call, before the way out)
+        self.at((self.now if call_start is None else call_start) + s.timeout_s * 1000.0, self._timeout, attempt)
         self._admit(inst)
 
     def _stall(self, inst: Instance) -> None:
@@ -262,6 +291,9 @@ class Simulation:
         self._start_cpu(inst)
         if attempt.done:
             return
+        if self.layers:  # the network is between the layers (_call), not inside the engine
+            self._engine(attempt)
+            return
         hop = self._noisy(self._s(attempt.run, attempt.instance).network_ms, 0.35)
         attempt.stages.append(Stage("network", self.now, self.now + hop))
         attempt.state = "network"
@@ -316,7 +348,7 @@ class Simulation:
         if not self.incidents:
             return self.s
         on = tuple(i for i, inc in enumerate(self.incidents)
-                   if inc.on(self.now) and inc.matches(self.service, run, instance))
+                   if inc.on(self.now) and inc.matches(self.instance_service, run, instance))
         if on not in self._overlaid:
             s = self.s
             for i in on:
@@ -330,7 +362,7 @@ class Simulation:
             self.at(incident.start_ms, self._surge, incident)
         if overlay.stalls:
             for inst in self.instances:
-                if incident.matches(self.service, None, inst.index):
+                if incident.matches(self.instance_service, None, inst.index):
                     first = incident.start_ms + self._exp(overlay.stalls[0] * 1000)
                     self.at(first, self._incident_stall, incident, inst)
 
@@ -348,7 +380,7 @@ class Simulation:
             return  # the stream's first call only schedules its first arrival
         tenants = [x for x in self.s.tenants if scope[0] != "tenant" or x.name == scope[1]]
         tenant = self.rng.choices(tenants, [x.share for x in tenants])[0]
-        pin = next(i.index for i in self.instances if incident.matches(self.service, None, i.index)) \
+        pin = next(i.index for i in self.instances if incident.matches(self.instance_service, None, i.index)) \
             if scope[0] == "instance" else None
         self._arrive(tenant, route=scope[1] if scope[0] == "route" else None,
                      tokens=incident.overlay.surge_tokens, pin=pin, surge=True)
@@ -367,7 +399,8 @@ class Simulation:
     # -- endings -----------------------------------------------------------------------------
     def _timeout(self, attempt: Attempt) -> None:
         """Streaming clients time out waiting for the first token; once tokens flow they wait."""
-        if not attempt.done and not (attempt.first_token is not None and attempt.first_token <= self.now):
+        seen = None if attempt.first_token is None else attempt.first_token + attempt.hop_back
+        if not attempt.done and not (seen is not None and seen <= self.now):
             self._fail(attempt, "timeout")
 
     def _fail(self, attempt: Attempt, cause: str) -> None:
@@ -392,24 +425,29 @@ class Simulation:
             self._admit(inst)
         run = attempt.run
         s = self._s(run, attempt.instance)
+        t = self.now
+        if self.layers:  # the gateway hears of the end after the way back; a timeout is its own timer
+            attempt.call_end = t = self.now + (0.0 if cause == "timeout" else attempt.hop_back)
         if status == "error" and attempt.number < s.max_attempts:
             backoff = s.backoff_ms * 2 ** (attempt.number - 1) * self.rng.uniform(0.5, 1.5)
-            self.at(self.now + backoff, self._start_attempt, run)
+            self.at(t + backoff, self._call if self.layers else self._start_attempt, run)
             return
-        t = self.now
         if status == "ok" and self.rng.random() < s.tool_share:
             tool = self._noisy(s.tool_ms, 0.5)
             run.stages.append(Stage("tool", t, t + tool))
             t += tool
+        if self.layers:  # the gateway's own time after its last call
+            t += self._layer_noisy(0.3 * s.gateway_ms)
         run.end = t + 1.0
         self.finished.append(run)
 
 
 def simulate(scenario: Scenario, duration_s: float, seed: int = 1, service: str | None = None, start_ms: float = 0.0,
-             incidents=()):
+             incidents=(), layers: bool = False):
     """Finished runs of `scenario` over `duration_s` simulated seconds, in completion order.
 
     start_ms: where this stretch begins on the simulated clock. incidents: IncidentSpecs, their start_s counted
-    from start_ms (check them first with simulator.incidents.check_incidents).
+    from start_ms (check them first with simulator.incidents.check_incidents). layers: two layers, a gateway in front of
+    the engine (the module's docstring; each attempt then has call_start, call_end and hop_back).
     """
-    return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms, incidents))
+    return iter(Simulation(scenario, duration_s, seed, service or scenario.services[0], start_ms, incidents, layers))

@@ -32,12 +32,14 @@ class Totals:
 
 
 def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed: int, service: str,
-                   live: bool = False, stop=None, incidents=(), observe=None, send_spans: bool = True) -> Totals:
+                   live: bool = False, stop=None, incidents=(), observe=None, send_spans: bool = True,
+                   layers: bool = False) -> Totals:
     """Emit every run of the simulation; live: each when the wall clock reaches its end. observe(run) sees every
-    run (the engine's metrics, simulator.engine_metrics); send_spans=False: a fleet that sends only metrics."""
+    run (the engine's metrics, simulator.engine_metrics); send_spans=False: a fleet that sends only metrics.
+    layers: two layers, `<service>-gateway` in front of `<service>-engine` in one trace (Emitter.emit_layers)."""
     totals, started = Totals(), time.monotonic()
     last_flush = started
-    for run in simulate(scenario, duration_s, seed=seed, service=service, incidents=incidents):
+    for run in simulate(scenario, duration_s, seed=seed, service=service, incidents=incidents, layers=layers):
         if stop is not None and stop.is_set():
             break
         if live:
@@ -52,7 +54,9 @@ def run_simulation(emitter: Emitter, scenario: Scenario, duration_s: float, seed
                 last_flush = time.monotonic()
         if observe is not None:
             observe(run)
-        if send_spans:
+        if send_spans and layers:
+            emitter.emit_layers(run, resource=scenario.resource)
+        elif send_spans:
             emitter.emit(run, cap=scenario.cap, resource=scenario.resource)
         totals.runs += 1
         totals.attempts += len(run.attempts)

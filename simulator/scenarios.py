@@ -42,7 +42,8 @@ class Scenario:
     tokenize_ms_per_1k: float = 4.0
     prompt_build_ms: float = 8.0
     policy_ms: float = 6.0
-    network_ms: float = 12.0
+    network_ms: float = 12.0  # two layers: the network between the gateway and the engine, half each way
+    gateway_ms: float = 6.0  # two layers only: time in the gateway outside its calls (auth, quota, routing), median
     # engine
     prefill_ms_per_1k: float = 45.0
     kv_pressure: float = 0.3  # prefill slow-down per long context in flight, relative to cap
@@ -173,6 +174,16 @@ PRESETS: dict[str, Scenario] = {
 }
 
 
+# Causes only two layers have (simulate --layers; docs/simulator.md "Two layers"): time inside the gateway, outside
+# its calls. 1.5 s (a guardrail model checking the prompt before the call and the answer after it) against a ~3.5 s
+# call gives a t_gateway share of ~0.3 at p50.
+LAYERED_PRESETS: dict[str, Scenario] = {
+    "gateway_overhead": BASE.with_(
+        name="gateway_overhead", cause="gateway_overhead", gateway_ms=1500.0,
+        description="Time inside the gateway (guardrails before and after the call): the engine and the hop are "
+                    "fast."),
+}
+
 # The demo: one continuous hour per service, (base, incidents) with every incident well after ~20 minutes of
 # normal traffic; incidents are simulator.incidents specs. batch-gateway runs at 2 rps: at the healthy 5 rps a
 # slow decode fills every slot and reads as a backlog. llm-70b is slow all hour and has no incident.
@@ -182,4 +193,9 @@ DEMO_SERVICES = {
     "batch-gateway": (PRESETS["healthy"].with_(rps=2.0), ("decode_throughput@20m+20m",)),
     "llm-70b": (PRESETS["steady_slow"], ()),
 }
-__all__ = ["Scenario", "Tenant", "PRESETS", "DEMO_SERVICES", "field"]
+# The demo's two-layer pair (simulate --layers): edge-gateway in front of edge-engine, in one trace, healthy for 35
+# minutes, then a slow hop between them; keyed by the pair's name, as simulate's --service with --layers.
+DEMO_LAYERED = {
+    "edge": (PRESETS["healthy"].with_(rps=2.0), ("network_overhead@35m+15m",)),
+}
+__all__ = ["Scenario", "Tenant", "PRESETS", "LAYERED_PRESETS", "DEMO_SERVICES", "DEMO_LAYERED", "field"]

@@ -112,7 +112,7 @@ class Simulated:
 
 def send_simulated(project, key: str, *, base: str | Scenario = "healthy", duration: str | float = "60m",
                    incidents=(), seed: int = 1, service: str = "llm-gateway", endpoint: str | None = None,
-                   metrics: bool = False, metrics_only: bool = False) -> Simulated:
+                   metrics: bool = False, metrics_only: bool = False, layers: bool = False) -> Simulated:
     """Send `duration` of `service`'s traffic on the `base` scenario with `incidents` into `project`, then materialize.
 
     project: a projects.Project (its id is materialized); key: a raw API key with the ingest scope.
@@ -121,18 +121,21 @@ def send_simulated(project, key: str, *, base: str | Scenario = "healthy", durat
     start). endpoint: an OTLP/HTTP URL (e.g. f"{live_server.url}/v1/traces") to send over HTTP; None hands the
     spans to the ingest pipeline in-process. Simulated time maps to real instants ending now, as `simulate` does
     (start = now - duration). metrics: also the engine's metrics (simulator.engine_metrics) through /v1/metrics's
-    path; metrics_only: those and no spans. Raises ValueError for a bad incident, as the command does.
+    path; metrics_only: those and no spans. layers: two layers in one trace, `<service>-gateway` in front of
+    `<service>-engine` (simulate --layers; the engine's metrics are the engine's). Raises ValueError for a bad
+    incident, as the command does.
     """
     scenario = PRESETS[base] if isinstance(base, str) else base
     seconds = parse_duration(duration) if isinstance(duration, str) else float(duration)
     specs = [parse_incident(i) if isinstance(i, str) else i for i in incidents]
-    check_incidents(specs, scenario, seconds, service)
+    check_incidents(specs, scenario, seconds, service, layers=layers)
     base_ns = time.time_ns() - int(seconds * 1e9)
     exporter = make_exporter(endpoint, key, "http") if endpoint else InProcessExporter(key)
     emitter = Emitter(exporter, base_ns, seed=seed, cap=scenario.cap)
-    engine = EngineMetrics(scenario, service, base_ns, 0.0, seconds) if metrics or metrics_only else None
+    engine = EngineMetrics(scenario, f"{service}-engine" if layers else service, base_ns, 0.0, seconds) \
+        if metrics or metrics_only else None
     totals = run_simulation(emitter, scenario, seconds, seed, service, incidents=specs,
-                            observe=engine.observe if engine else None, send_spans=not metrics_only)
+                            observe=engine.observe if engine else None, send_spans=not metrics_only, layers=layers)
     emitter.close()
     if not endpoint:
         exporter.deliver()

@@ -167,3 +167,47 @@ def test_scoped_incidents_reach_only_their_traffic(captured):
             route = by_id[s.parent.span_id].attributes["llm.route"]
             posts.setdefault(route == "/v1/completions", []).append((s.end_time - s.start_time) / 1e6)
     assert median(posts[True]) > 1000 > max(posts[False])
+
+
+# -- two layers ------------------------------------------------------------------------------
+
+@pytest.mark.slow  # runs a preset through the simulator
+def test_layers_send_the_gateway_its_calls_and_the_engine_under_them_in_one_trace(captured):
+    out = StringIO()
+    call_command("simulate", scenario="network_overhead", layers=True, service="chat", duration="2m", key="k", seed=3,
+                 stdout=out)
+    spans = captured.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    service = {s.context.span_id: s.resource.attributes["service.name"] for s in spans}
+    assert set(service.values()) == {"chat-gateway", "chat-engine"}
+    assert not [s for s in spans if "llm.stage" in s.attributes]  # no stage spans at either layer
+    engines = [s for s in spans if s.name == "llm_request"]
+    calls = [s for s in spans if s.name.startswith("chat ")]
+    assert engines and len(calls) >= len(engines)
+    for engine in engines:
+        call = by_id[engine.parent.span_id]
+        assert service[engine.context.span_id] == "chat-engine" and service[call.context.span_id] == "chat-gateway"
+        assert call.context.trace_id == engine.context.trace_id
+        # the network (662 ms median, half each way) lies between them, on the way out and on the way back
+        assert call.start_time < engine.start_time and engine.end_time < call.end_time
+        server = by_id[call.parent.span_id]
+        assert (server.kind.name, server.name, server.parent) == ("SERVER", "POST " + call.attributes["llm.route"], None)
+        # the gateway's call does not see the engine's queue: no admission instant
+        assert {e.name for e in call.events} == {"queued", "first_token", "last_token", "released"}
+    assert "network_overhead at two layers (chat-gateway, chat-engine)" in out.getvalue()
+    # the engine's metrics are the engine's
+    names = {rm.resource.attributes["service.name"] for data in captured.metric_batches for rm in data.resource_metrics}
+    assert names == {"chat-engine"}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"scenario": "gateway_overhead"}, r"--scenario gateway_overhead needs two layers: add --layers"),
+    ({"incident": ["gateway_overhead@1m+1m"]}, r"gateway_overhead needs two layers \(--layers\)"),
+    ({"scenario": "healthy", "layers": True, "format": "vllm"}, r"--layers sends its own forms"),
+    ({"incident": ["queue_backlog@1m+1m:instance=llm-gateway-1"], "layers": True},
+     r"no instance 'llm-gateway-1' in this run \(it has llm-engine-1"),
+])
+def test_what_needs_two_layers_is_refused_without_them(options, message, captured):
+    with pytest.raises(CommandError, match=message):
+        call_command("simulate", key="k", duration="30m", **options)
+    assert not captured.get_finished_spans()
