@@ -26,6 +26,15 @@ _NO_RUN = ("no `llm.run.id`, `llm.attempt` or `http.request.resend_count`, and n
 _HIDDEN = ("retries inside one client span are not visible: no HTTP client child spans (add the httpx, requests or "
            "aiohttp instrumentation) and no `llm.run.id` / `llm.attempt`")
 HIDDEN_RETRY_FORMS = ("genai", "openllmetry", "openinference")  # the client span forms
+# Why a client span has no first token. A stream flag is no first token: LiteLLM's v1 spans say
+# `llm.is_streaming` True and record none, so the hint names both cases and the setting that records one.
+_NO_FIRST_CHUNK = ("no `gen_ai.response.time_to_first_chunk` and no `first_token` event: a call that did not stream, or "
+                   "an instrumentation that records neither a first chunk nor whether the call streamed (the official "
+                   "openai-v2 2.4b0, LangChain's); OpenLLMetry's and OpenInference's openai instrumentations record it, "
+                   "and LiteLLM with `LITELLM_OTEL_V2=true`")
+_NO_CHUNKS = ("no `gen_ai.content.completion.chunk` events: a call that did not stream, or a streamed one whose "
+              "instrumentation records no chunks (LiteLLM's `otel` callback sets `llm.is_streaming` but records no "
+              "first token: `LITELLM_OTEL_V2=true` records `gen_ai.response.time_to_first_chunk`)")
 _NO_CONN = "no `llm.connection.reused` (or a new connection without a `connect` stage span)"
 # coverage_counts column -> span form -> why an attempt of that form has no value; "*": any other form.
 # Form "" is an attempt known by its attributes only (no lifecycle events, no latency attributes).
@@ -41,14 +50,13 @@ REASONS: dict[str, dict[str, str]] = {
                       "openinference": _CLIENT + " (prefill cannot be told from queueing)",
                       "*": "no `admitted` and `first_token` events"},
     "ttft": {"native": "no `first_token` event", "vllm": "no `gen_ai.latency.time_to_first_token`",
-             "genai": "no `gen_ai.response.time_to_first_chunk` and no `first_token` event",
-             "openllmetry": "no `gen_ai.content.completion.chunk` event (a non-streaming call?)",
+             "genai": _NO_FIRST_CHUNK, "openllmetry": _NO_CHUNKS,
              "openinference": "no `First Token Stream Event` (a non-streaming call?)",
              "*": "no `gen_ai.response.time_to_first_chunk` and no `first_token` event"},
     "t_stream": {"native": "no `first_token` or `last_token` event",
                  "vllm": "no `gen_ai.latency.time_to_first_token` or `gen_ai.latency.e2e`",
                  "genai": "no `gen_ai.response.time_to_first_chunk`",
-                 "openllmetry": "no `gen_ai.content.completion.chunk` events",
+                 "openllmetry": _NO_CHUNKS,
                  "openinference": "no last-token instant in this form",
                  "*": "no `first_token` / `last_token` events"},
     "t_post": {"native": "no `last_token` event", "vllm": "no `gen_ai.latency.e2e`",

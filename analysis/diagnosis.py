@@ -381,7 +381,7 @@ def missing(evidence: Evidence, steps: dict[str, dict]) -> list[str]:
     if steps["ttft_p95"]["answer"] == "unknown":
         advice.append("TTFT is not measured: send a `first_token` event, or set "
                       "`gen_ai.response.time_to_first_chunk` (client instrumentations give it only for calls they saw "
-                      "stream)")
+                      "stream; LiteLLM with `LITELLM_OTEL_V2=true`)")
     if steps["decode_speed"]["answer"] == "unknown":
         if not evidence.buckets.t_stream.count:
             advice.append("Stream time is not measured: send a `last_token` event (or end the span at the last "
@@ -411,10 +411,11 @@ def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     verdict: one of VERDICTS. path: the flowchart steps taken, in order. findings: other causes present
     (every node is evaluated, not only those on the path), hidden retries as a possible cause (hidden_retry_findings),
     tenant outliers, noisy neighbours and a low success rate. recommendations: the seed fixes for the verdict (none
-    for healthy), plus tenant isolation when a tenant stands out. A walk that ends at "healthy" without healthy_supported() gives "insufficient_data", with
-    "missing": what to send (first in its recommendations); evidence whose measures are all unknown gives it too,
-    and so does a window with fewer runs than thresholds.min_runs ("4 runs; a verdict needs 30" first in
-    "missing"; the path and the findings stay, as observations). "sample": {"runs", "needed"}.
+    for healthy), plus tenant isolation when a tenant stands out. A walk that ends at "healthy" without
+    healthy_supported() gives "insufficient_data", with "missing": what to send (first in its recommendations);
+    evidence whose measures are all unknown gives it too, and so does a window with fewer runs than
+    thresholds.min_runs ("4 runs; a verdict needs 30" first in "missing"; the path and the findings stay, as
+    observations). "sample": {"runs", "needed"}.
     """
     verdict, path = walk(evidence, thresholds)
     steps = {node.name: evaluate(node, evidence, thresholds) for node in FLOWCHART}

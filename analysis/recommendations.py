@@ -172,8 +172,10 @@ FIXES: dict[str, list[dict]] = {
         fix("A client instrumentation gives TTFT only for a call it saw stream (a first-chunk time: "
             "gen_ai.response.time_to_first_chunk, OpenLIT's gen_ai.server.time_to_first_token with "
             "gen_ai.request.stream, OpenLLMetry's chunk events): if your calls stream, check that the instrumentation "
-            "records it; if they do not, TTFT is the whole call and only a first_token event from the server can "
-            "split it", ("readme", "The span convention")),
+            "records it (LiteLLM: LITELLM_OTEL_V2=true; the official openai-v2 and LangChain's instrumentations record "
+            "no first chunk: OpenLLMetry's or OpenInference's openai instrumentation does); if they do not, TTFT is "
+            "the whole call and only a first_token event from the server can split it",
+            ("readme", "The span convention")),
     ],
 }
 
