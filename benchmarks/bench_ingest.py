@@ -20,8 +20,16 @@ workload is built and serialized once, before any timing (benchmarks/payloads.py
 forced (DATABASE_URL, CLICKHOUSE_URL, CELERY_BROKER_URL, INGEST_SPOOL_DIR are dropped) unless given
 with --server-env. Exits non-zero when anything fails; a missed target only prints MISSED.
 
+--baseline REF runs the server of a git ref (its tree exported with `git archive` into a temp dir, its own
+manage.py, migrations and settings, this .venv) and this checkout's alternately, --repeat rounds of each on the
+same bodies, and prints both and the ratio (this checkout / REF) of accepted and stored spans/s, peak RSS and
+server CPU a span. --steps runs no server: each step of the accept path (key, parse, validation, re-encoding,
+guards, quotas, spool, and export as a whole) in this process over the same bodies, in us a span
+(benchmarks/ingest_steps.py).
+
     .venv/bin/python benchmarks/bench_ingest.py [--spans 200000] [--batch 500] [--senders 4]
-        [--repeat 1] [--seed 1] [--server-env INGEST_SEGMENT_SPANS=50000 ...]
+        [--repeat 1] [--seed 1] [--baseline REF | --steps] [--server-env INGEST_SEGMENT_SPANS=50000 ...]
+    make bench-ingest BENCH_INGEST_ARGS="--spans 200000 --baseline acbab63 --repeat 2"
 """
 from __future__ import annotations
 
@@ -185,7 +193,7 @@ def main() -> int:
                    help="a git ref (or a directory of code): its server and this checkout's, alternately, on the same "
                         "workload; prints both and the ratio")
     p.add_argument("--steps", action="store_true",
-                   help="instead of servers: each step of the accept path in this process, in us a span (steps.py)")
+                   help="instead of servers: each step of the accept path in this process, in us a span (ingest_steps.py)")
     p.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment override for the server and its manage.py commands (repeatable)")
     a = p.parse_args()
@@ -207,7 +215,7 @@ def main() -> int:
           f"({size / a.spans:.0f} B/span), built in {time.perf_counter() - t:.1f} s", flush=True)
     parse = parse_rate(bodies, a.spans)
     if a.steps:
-        from steps import run_steps
+        from ingest_steps import run_steps
 
         return run_steps(bodies, a.spans, a.repeat, parse)
 

@@ -14,6 +14,8 @@ import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
+from itertools import chain
+from operator import attrgetter, methodcaller
 
 from ingest.limits import DIMENSIONS, project_limits
 from ingest.otlp_proto import AttributeView, LenientAnyValue, LenientRequest
@@ -27,6 +29,8 @@ WIDTH = {"services": 256, "routes": 512, "tenants": 256, "instances": 256}
 ALL_KEYS = tuple(k for keys in KEYS.values() for k in keys)
 # attribute key (str, or bytes in a LenientRequest) -> its place in ALL_KEYS
 _INDEX = {k: j for j, k in enumerate(ALL_KEYS)} | {k.encode(): j for j, k in enumerate(ALL_KEYS)}
+_SPANS, _ATTRIBUTES, _NAME = attrgetter("spans"), attrgetter("attributes"), attrgetter("name")
+_GETS = tuple(methodcaller("get", key) for key in ALL_KEYS)  # an AttributeView map's value of each key
 
 
 class Tracker:
@@ -98,6 +102,8 @@ def fold(project_id: int, request, body: bytes | None = None) -> tuple[Counter, 
         # TRICKY: read before any span is folded; a rewrite of the resource then leaves these values alone
         resource_view = None if view is None else view.resource
         resource, rewritten = dict(zip(ALL_KEYS, _looked_up(rs.resource.attributes, resource_view))), set()
+        if view is not None and admission.admits_all(rs, view, resource):
+            continue  # nothing of this resource's spans is past a limit: nothing to rewrite
         for ss, view_ss in zip(rs.scope_spans, _NONE if view is None else view.scope_spans):
             for span, view_span in zip(ss.spans, _NONE if view_ss is None else view_ss.spans):
                 own, name = _looked_up(span.attributes, view_span), span.name
@@ -154,17 +160,52 @@ class _Admission:
         """
         out = []
         for dimension in self.caps:
-            value, key, on_span = "", "", False
-            for key in KEYS[dimension]:
-                on_span = bool(own[key])
-                value = self.text(own[key] if on_span else resource[key])
-                if value:
-                    break
+            value, key, on_span = self.value_of(dimension, tuple(own[k] for k in KEYS[dimension]), resource)
             if not value and dimension == "routes":  # the mapping falls back to the span name
                 value, key, on_span = _text(name), "llm.route", True
             if not self.admitted(dimension, value[:WIDTH[dimension]]):
                 out.append((dimension, key, on_span))
         return tuple(out)
+
+    def value_of(self, dimension: str, own: tuple, resource: dict) -> tuple[str, str, bool]:
+        """(text, key, on the span) of the dimension's value as the mapping reads it, from the span's serialized
+        AnyValues of KEYS[dimension] (`own`, in that order) and the resource's; "" when none has one."""
+        value, key, on_span = "", "", False
+        for key, raw in zip(KEYS[dimension], own):
+            on_span = bool(raw)
+            value = self.text(raw if on_span else resource[key])
+            if value:
+                break
+        return value, key, on_span
+
+    def admits_all(self, rs, view, resource: dict) -> bool:
+        """True when every value of the resource's spans is admitted, decided per distinct value: the spans are
+        read column by column through the AttributeView (map lookups in C), no Python work a span. False when
+        a value is past its limit, or a span repeats a key (its map then holds the last value, the mapping reads
+        the first): the caller then goes span by span, with the decisions taken here.
+
+        TRICKY: each dimension's distinct values are decided in the order of their first span, as the span by
+        span path would (dimensions have separate sets, so which values a full set admits stays the same).
+        """
+        spans = list(chain.from_iterable(map(_SPANS, view.scope_spans)))
+        maps = list(map(_ATTRIBUTES, spans))
+        strict = chain.from_iterable(map(_SPANS, rs.scope_spans))
+        if list(map(len, maps)) != list(map(len, map(_ATTRIBUTES, strict))):
+            return False
+        columns = {key: list(map(get, maps)) for key, get in zip(ALL_KEYS, _GETS)}
+        for dimension in self.caps:
+            own = [columns[key] for key in KEYS[dimension]]
+            combos = dict.fromkeys(zip(*own))
+            named = dimension == "routes" and not all(self.value_of(dimension, c, resource)[0] for c in combos)
+            if named:  # some span's route is its name: decide (values, name) in span order
+                combos = dict.fromkeys(zip(*own, map(_NAME, spans)))
+            for combo in combos:
+                value = self.value_of(dimension, combo[:len(own)], resource)[0]
+                if not value and named:
+                    value = _text(combo[-1])
+                if not self.admitted(dimension, value[:WIDTH[dimension]]):
+                    return False
+        return True
 
     def admitted(self, dimension: str, value: str) -> bool:
         if not value or value == OTHER:

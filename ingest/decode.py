@@ -159,14 +159,23 @@ def decode_json(body: bytes, max_attributes: int, fold=None) -> Decoded:
 
 
 def _validated(request, max_attributes: int, fold=None) -> Decoded:
-    """Drop invalid spans, let `fold` rewrite the valid ones; re-encode what is left.
+    """Drop invalid spans, let `fold` rewrite the valid ones; re-encode what is left."""
+    accepted, rejected, truncated = validate(request, accepted_window(), max_attributes)
+    body = reencode(request)
+    folded, fold_warnings = fold(request, body) if fold and accepted else (Counter(), [])
+    if folded:
+        body = request.SerializeToString()
+    decoded = Decoded(body=body, accepted=accepted, rejected=rejected, folded=folded)
+    if truncated:
+        decoded.warnings.append(f"{truncated} span(s) had more than {max_attributes} attributes; the rest were not stored")
+    decoded.warnings += fold_warnings
+    return decoded
 
-    TRICKY: the client's bytes are never passed on as they are: a known field sent with another wire
-    type is an unknown field to Python but makes ClickHouse refuse the whole batch, so unknown fields
-    are discarded and the request re-encoded (upb does it at ~1M spans/s).
-    """
+
+def validate(request, window: tuple[int, int], max_attributes: int) -> tuple[int, Counter, int]:
+    """Remove the invalid spans from `request` (span_problem against `window`); returns (spans accepted,
+    spans rejected per reason, accepted spans with more than max_attributes attributes)."""
     rejected, accepted, truncated = Counter(), 0, 0
-    window = accepted_window()
     for rs in request.resource_spans:
         for ss in rs.scope_spans:
             bad = []
@@ -180,16 +189,18 @@ def _validated(request, max_attributes: int, fold=None) -> Decoded:
                     truncated += len(span.attributes) > max_attributes
             for i in reversed(bad):
                 del ss.spans[i]
+    return accepted, rejected, truncated
+
+
+def reencode(request) -> bytes:
+    """`request` without unknown fields, serialized: the bytes the spool takes.
+
+    TRICKY: the client's bytes are never passed on as they are: a known field sent with another wire
+    type is an unknown field to Python but makes ClickHouse refuse the whole batch, so unknown fields
+    are discarded and the request re-encoded (upb does it at ~1M spans/s).
+    """
     request.DiscardUnknownFields()
-    body = request.SerializeToString()
-    folded, fold_warnings = fold(request, body) if fold and accepted else (Counter(), [])
-    if folded:
-        body = request.SerializeToString()
-    decoded = Decoded(body=body, accepted=accepted, rejected=rejected, folded=folded)
-    if truncated:
-        decoded.warnings.append(f"{truncated} span(s) had more than {max_attributes} attributes; the rest were not stored")
-    decoded.warnings += fold_warnings
-    return decoded
+    return request.SerializeToString()
 
 
 def accepted_window(now_ns: int | None = None) -> tuple[int, int]:
@@ -367,4 +378,5 @@ def _hex_id(value) -> bytes | None:
         return None
 
 
-__all__ = ["Decoded", "IngestError", "read_body", "decode_protobuf", "decode_json", "span_problem"]
+__all__ = ["Decoded", "IngestError", "read_body", "decode_protobuf", "decode_json", "span_problem", "validate",
+           "reencode"]

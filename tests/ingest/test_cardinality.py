@@ -161,3 +161,57 @@ def test_lenient_requests_with_bytes_strings_are_folded(db, settings, clock):
     kept = LenientRequest.FromString(decoded.body)
     assert [{kv.key: kv.value.string_value for kv in rs.resource.attributes}[b"service.name"]
             for rs in kept.resource_spans] == [b"a", OTHER.encode()]
+
+
+def test_values_decided_per_distinct_value_fold_exactly_as_span_by_span(db, settings, clock, monkeypatch):
+    """fold decides a resource's distinct values column by column (AttributeView) and goes span by span only
+    when something folds; on mixed requests near every limit both ways give the same bytes, folds and sets."""
+    import random
+
+    settings.INGEST_MAX_SERVICES_PER_HOUR, settings.INGEST_MAX_ROUTES_PER_HOUR = 3, 4
+    settings.INGEST_MAX_TENANTS_PER_HOUR, settings.INGEST_MAX_INSTANCES_PER_HOUR = 5, 2
+    rng = random.Random(7)
+
+    def mixed() -> ExportTraceServiceRequest:
+        req = ExportTraceServiceRequest()
+        for _ in range(rng.randint(1, 3)):
+            spans_ = []
+            for _ in range(rng.randint(1, 12)):
+                extra = {"http.route": rng.choice([None, "/h1", "/h2"])}
+                if rng.random() < 0.1:  # a repeated key: the mapping reads the first
+                    extra["tenant.id"] = None
+                span = f.attempt(tenant=rng.choice([None, "", *"abcdefg"]), route=rng.choice([None, "/r1", "/r2", "/r3"]),
+                                 attributes=extra, name=rng.choice(["POST a", "POST b", "POST c"]))
+                if "tenant.id" in extra:
+                    span.attributes.append(f.kv("tenant.id", rng.choice("xyz")))
+                    span.attributes.append(f.kv("tenant.id", rng.choice("xyz")))
+                spans_.append(span)
+            req.resource_spans.extend(f.request(*spans_, service=rng.choice("STUVW"), instance=rng.choice("123"),
+                                                resource={"llm.route": rng.choice([None, "/res"])}).resource_spans)
+        return req
+
+    answers, admits_all = Counter(), cardinality._Admission.admits_all
+
+    def counted(self, *args):
+        answer = admits_all(self, *args)
+        answers[answer] += 1
+        return answer
+
+    monkeypatch.setattr(cardinality._Admission, "admits_all", counted)
+    total = Counter()
+    for _ in range(30):
+        requests = [mixed() for _ in range(4)]
+        outcomes = []
+        for fast in (True, False):
+            monkeypatch.setattr(cardinality, "tracker", cardinality.Tracker(clock=clock))
+            done = []
+            for req in requests:
+                copy = ExportTraceServiceRequest.FromString(req.SerializeToString())
+                folded, warnings = cardinality.fold(999_999, copy, copy.SerializeToString() if fast else None)
+                done.append((folded, warnings, copy.SerializeToString()))
+            outcomes.append((done, cardinality.tracker.seen))
+        assert outcomes[0] == outcomes[1]
+        for folded, _, _ in outcomes[0][0]:
+            total.update(folded)
+    # both ways were taken, and every dimension folded somewhere
+    assert answers[True] and answers[False] and set(total) == {"services", "routes", "tenants", "instances"}
