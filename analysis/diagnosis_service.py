@@ -14,6 +14,7 @@ from analysis.wording import fmt
 from analysis.thresholds import configured
 from analysis.windows import check_window
 from store.concurrent import beside
+from store.reasons import Reason
 
 
 def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
@@ -25,14 +26,14 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
     unknown_service (404) when the service has no requests in it (for this project, route and tenant).
     """
     if not service:
-        raise AnalysisError("missing_parameter", "'service' is required")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")
     check_window(start, end)
     # the coverage is read beside the evidence (its reads queue behind it) rather than after it, on an idle core;
     # the evidence's reads and the coverage's ask the window's core once
     with shared_reads(), beside(lambda: coverage(project_id, service, start, end, route=route, tenant=tenant)) as covering:
         evidence = collect(project_id, service, start, end, route=route, tenant=tenant)
         if not evidence.requests:
-            raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+            raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
         covered = covering.result()
     evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
                                                                        evidence.successful_runs_per_hour),

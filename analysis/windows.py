@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from django.conf import settings
 
 from analysis.errors import AnalysisError
+from store.reasons import Reason
 
 DEFAULT_MAX_WINDOW_DAYS = 31
 RECENT = timedelta(minutes=15)  # the window of the minute jobs (diagnosis, budgets, alert rules)
@@ -14,23 +15,23 @@ RECENT = timedelta(minutes=15)  # the window of the minute jobs (diagnosis, budg
 def parse_instant(value: str | None, name: str) -> datetime:
     """An ISO 8601 instant (Z or an offset; naive means UTC) as an aware UTC datetime, or AnalysisError."""
     if not value:
-        raise AnalysisError("missing_parameter", f"'{name}' is required (an ISO 8601 instant)")
+        raise AnalysisError(Reason.MISSING_PARAMETER, f"'{name}' is required (an ISO 8601 instant)")
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=timezone.utc)
         return parsed.astimezone(timezone.utc)
     except (ValueError, OverflowError):
-        raise AnalysisError("bad_date", f"'{name}' is not an ISO 8601 instant: {value!r}") from None
+        raise AnalysisError(Reason.BAD_DATE, f"'{name}' is not an ISO 8601 instant: {value!r}") from None
 
 
 def check_window(start: datetime, end: datetime) -> None:
     """Refuse an empty or reversed window and one longer than ANALYSIS_MAX_WINDOW_DAYS (default 31)."""
     if end <= start:
-        raise AnalysisError("bad_date", "'end' must be after 'start'")
+        raise AnalysisError(Reason.BAD_DATE, "'end' must be after 'start'")
     days = getattr(settings, "ANALYSIS_MAX_WINDOW_DAYS", DEFAULT_MAX_WINDOW_DAYS)
     if end - start > timedelta(days=days):
-        raise AnalysisError("window_too_large", f"the window may span at most {days} days")
+        raise AnalysisError(Reason.WINDOW_TOO_LARGE, f"the window may span at most {days} days")
 
 
 def utc_naive(moment: datetime) -> datetime:

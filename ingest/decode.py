@@ -21,6 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from ingest.errors import IngestError
 from ingest.otlp_proto import LenientRequest
+from store.reasons import Reason
 
 ZERO_TRACE, ZERO_SPAN = b"\0" * 16, b"\0" * 8
 INFLATE_CHUNK_BYTES = 1024 * 1024  # gunzip output per step; the time limit is checked between steps
@@ -53,12 +54,12 @@ def read_body(raw: bytes, content_encoding: str, max_bytes: int, max_seconds: fl
     max_seconds (None: no time limit); 400 for a bad or unsupported encoding.
     """
     if len(raw) > max_bytes:
-        raise IngestError("body_too_large", f"request body exceeds {max_bytes} bytes", status=413)
+        raise IngestError(Reason.BODY_TOO_LARGE, f"request body exceeds {max_bytes} bytes")
     encoding = (content_encoding or "identity").strip().lower()
     if encoding in ("", "identity"):
         return raw
     if encoding != "gzip":
-        raise IngestError("unsupported_encoding", f"Content-Encoding {encoding!r} is not supported (use gzip)")
+        raise IngestError(Reason.UNSUPPORTED_ENCODING, f"Content-Encoding {encoding!r} is not supported (use gzip)")
     return _gunzip(raw, max_bytes, math.inf if max_seconds is None else max_seconds, clock)
 
 
@@ -72,20 +73,20 @@ def _gunzip(raw: bytes, max_bytes: int, max_seconds: float, clock) -> bytes:
     chunks, size, data, deadline = [], 0, raw, clock() + max_seconds
     while not inflater.eof:
         if clock() > deadline:
-            raise IngestError("body_too_large", f"decompressing the body took over {max_seconds:g} s", status=413)
+            raise IngestError(Reason.BODY_TOO_LARGE, f"decompressing the body took over {max_seconds:g} s")
         try:
             chunk = inflater.decompress(data, INFLATE_CHUNK_BYTES)
         except zlib.error as exc:
-            raise IngestError("malformed_gzip", f"body is not valid gzip: {exc}") from None
+            raise IngestError(Reason.MALFORMED_GZIP, f"body is not valid gzip: {exc}") from None
         size += len(chunk)
         if size > max_bytes:
-            raise IngestError("body_too_large", f"decompressed body exceeds {max_bytes} bytes", status=413)
+            raise IngestError(Reason.BODY_TOO_LARGE, f"decompressed body exceeds {max_bytes} bytes")
         chunks.append(chunk)
         data = inflater.unconsumed_tail
         if not data and len(chunk) < INFLATE_CHUNK_BYTES:
             break  # all input used and nothing held back: the end, or a truncated body
     if not inflater.eof:
-        raise IngestError("malformed_gzip", "gzip body is truncated")
+        raise IngestError(Reason.MALFORMED_GZIP, "gzip body is truncated")
     return b"".join(chunks)
 
 
@@ -117,7 +118,7 @@ def _integer(digits: str) -> int | float:
 
 
 def _parse_protobuf(cls, body: bytes):
-    """cls parsed from body, or IngestError("malformed_protobuf").
+    """cls parsed from body, or IngestError(Reason.MALFORMED_PROTOBUF).
 
     TRICKY: besides DecodeError, the upb parser has raised SystemError on a fuzzed body (an internal error
     it failed to translate). Whatever it raises, a body it cannot parse is the client's fault: a 400.
@@ -130,7 +131,7 @@ def _parse_protobuf(cls, body: bytes):
 
 def _malformed_protobuf() -> IngestError:
     message = "body is not a valid ExportTraceServiceRequest (truncated or corrupt protobuf)"
-    return IngestError("malformed_protobuf", message)
+    return IngestError(Reason.MALFORMED_PROTOBUF, message)
 
 
 def decode_json(body: bytes, max_attributes: int, fold=None) -> Decoded:
@@ -148,9 +149,9 @@ def decode_json(body: bytes, max_attributes: int, fold=None) -> Decoded:
     try:
         doc = json.loads(text, parse_int=_integer)
     except (ValueError, RecursionError) as exc:
-        raise IngestError("malformed_json", f"body is not valid JSON: {str(exc)[:200]}") from None
+        raise IngestError(Reason.MALFORMED_JSON, f"body is not valid JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans", []), list):
-        raise IngestError("malformed_json", "body must be an object whose resourceSpans is a list")
+        raise IngestError(Reason.MALFORMED_JSON, "body must be an object whose resourceSpans is a list")
     request, rejected = _request_from_json(doc["resourceSpans"] if "resourceSpans" in doc else [])
     decoded = _validated(request, max_attributes, fold)
     decoded.rejected.update(rejected)

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from store import client
+from store.reasons import Reason
 
 FILE = "fault-inserts-fail-until"
 
@@ -40,4 +41,4 @@ def check_inserts() -> None:
     """Raise the error a ClickHouse outage gives (no error code: transient) while the switch is on."""
     until = inserts_fail_until()
     if until is not None:
-        raise client.ClickHouseError("unavailable", f"fault switch: inserts fail for {until - time.time():.0f} s more")
+        raise client.ClickHouseError(Reason.UNAVAILABLE, f"fault switch: inserts fail for {until - time.time():.0f} s more")

@@ -26,9 +26,10 @@ from django.dispatch import receiver
 
 from projects.models import Project
 from store.errors import ReasonError
+from store.reasons import Reason
 
 CACHE_SECONDS = 5.0  # as the key cache (projects/keys.py)
-REASONS = ("rate_limited", "spool_quota")
+REASONS = (Reason.RATE_LIMITED, Reason.SPOOL_QUOTA)
 DIMENSIONS = ("services", "routes", "tenants", "instances")  # the cardinality guards' limits, per hour
 LIMIT_FIELDS = ("ingest_spans_per_second", "ingest_spool_share", *(f"ingest_max_{d}_per_hour" for d in DIMENSIONS))
 
@@ -39,9 +40,7 @@ class OverLimit(ReasonError):
     `reason` is rate_limited (spans per second) or spool_quota (spool share); `retry_after` whole seconds, >= 1.
     """
 
-    status = 429
-
-    def __init__(self, reason: str, message: str, retry_after: float = 1):
+    def __init__(self, reason: Reason, message: str, retry_after: float = 1):
         super().__init__(reason, message)
         self.retry_after = max(1, math.ceil(retry_after))
 
@@ -146,7 +145,7 @@ def project_limits(project) -> Limits:
 
 
 def check_rate(project, spans: int) -> None:
-    """Admit `spans` spans of the project or raise OverLimit("rate_limited") with the seconds to wait.
+    """Admit `spans` spans of the project or raise OverLimit(Reason.RATE_LIMITED) with the seconds to wait.
 
     An unlimited project (spans_per_second 0) is always admitted. Refused spans are counted (count_refused).
     """
@@ -157,7 +156,7 @@ def check_rate(project, spans: int) -> None:
     wait = state.take(project_id, spans, limits)
     if wait:
         count_refused(project_id, "rate_limited", spans)
-        raise OverLimit("rate_limited", f"project over its limit of {limits.spans_per_second} spans per second "
+        raise OverLimit(Reason.RATE_LIMITED, f"project over its limit of {limits.spans_per_second} spans per second "
                         f"(bursts up to {limits.burst_spans}); retry in {math.ceil(wait)} s", retry_after=wait)
 
 

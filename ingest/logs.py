@@ -19,6 +19,7 @@ from ingest.errors import IngestError
 from ingest.metrics import spool_request
 from ingest.writer import LOGS, ProcessWriter, Writer
 from projects.keys import authorize
+from store.reasons import Reason
 
 # Log records count against the project's spans-per-second limit as data points do (ingest.metrics.POINTS_PER_SPAN),
 # at their own rate: a record (200-byte body, 5 attributes) took 0.47-0.75 of a span's INSERT time in chDB (20k rows
@@ -56,7 +57,7 @@ def parse_protobuf(body: bytes) -> ExportLogsServiceRequest:
     try:
         return ExportLogsServiceRequest.FromString(body)
     except Exception:  # noqa: BLE001 -- upb raises DecodeError, and has raised SystemError on fuzzed bodies
-        raise IngestError("malformed_protobuf", "body is not a valid ExportLogsServiceRequest "
+        raise IngestError(Reason.MALFORMED_PROTOBUF, "body is not a valid ExportLogsServiceRequest "
                           "(truncated or corrupt protobuf, or strings that are not UTF-8)") from None
 
 
@@ -71,9 +72,9 @@ def parse_json(body: bytes) -> tuple[ExportLogsServiceRequest, Counter, list[str
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise IngestError("malformed_json", f"body is not valid JSON: {str(exc)[:200]}") from None
+        raise IngestError(Reason.MALFORMED_JSON, f"body is not valid JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceLogs", []), list):
-        raise IngestError("malformed_json", "body must be an object whose resourceLogs is a list")
+        raise IngestError(Reason.MALFORMED_JSON, "body must be an object whose resourceLogs is a list")
     request, rejected = ExportLogsServiceRequest(), Counter()
     for rl in doc.get("resourceLogs", []):
         if isinstance(rl, dict):

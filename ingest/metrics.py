@@ -19,6 +19,7 @@ from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
 from ingest.spool import ProjectSpoolFull, SpoolFull
 from ingest.writer import METRICS, ProcessWriter, Writer
 from projects.keys import authorize
+from store.reasons import Reason
 
 # A data point costs about a tenth of a span to store (a dozen columns, no lifecycle): the project's
 # spans-per-second limit admits ten points for each span.
@@ -69,7 +70,7 @@ def spool_request(writer: Writer, project_id: int, decoded: Decoded, per_span: i
         writer.spool.append(project_id, decoded.body, decoded.accepted, spool_quota(project_id))
     except ProjectSpoolFull as exc:
         count_refused(project_id, "spool_quota", decoded.accepted // per_span)
-        raise OverLimit("spool_quota", f"{exc}: ingest of this project is behind; retry later",
+        raise OverLimit(Reason.SPOOL_QUOTA, f"{exc}: ingest of this project is behind; retry later",
                         retry_after=settings.INGEST_RETRY_AFTER_SECONDS) from None
     except OSError as exc:
         raise SpoolFull(f"cannot write the spool: {exc}") from exc
@@ -80,7 +81,7 @@ def parse_protobuf(body: bytes) -> ExportMetricsServiceRequest:
     try:
         return ExportMetricsServiceRequest.FromString(body)
     except Exception:  # noqa: BLE001 -- upb raises DecodeError, and has raised SystemError on fuzzed bodies
-        raise IngestError("malformed_protobuf", "body is not a valid ExportMetricsServiceRequest "
+        raise IngestError(Reason.MALFORMED_PROTOBUF, "body is not a valid ExportMetricsServiceRequest "
                           "(truncated or corrupt protobuf, or strings that are not UTF-8)") from None
 
 
@@ -88,14 +89,14 @@ def parse_json(body: bytes) -> ExportMetricsServiceRequest:
     try:
         doc = json.loads(body.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError) as exc:
-        raise IngestError("malformed_json", f"body is not valid JSON: {str(exc)[:200]}") from None
+        raise IngestError(Reason.MALFORMED_JSON, f"body is not valid JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceMetrics", []), list):
-        raise IngestError("malformed_json", "body must be an object whose resourceMetrics is a list")
+        raise IngestError(Reason.MALFORMED_JSON, "body must be an object whose resourceMetrics is a list")
     _drop_exemplars(doc)  # not stored; their ids are hex in OTLP/JSON, which json_format would refuse
     try:
         return json_format.ParseDict(doc, ExportMetricsServiceRequest(), ignore_unknown_fields=True)
     except (json_format.ParseError, ValueError, TypeError) as exc:
-        raise IngestError("malformed_json", f"body is not an OTLP ExportMetricsServiceRequest: {str(exc)[:200]}") from None
+        raise IngestError(Reason.MALFORMED_JSON, f"body is not an OTLP ExportMetricsServiceRequest: {str(exc)[:200]}") from None
 
 
 def _drop_exemplars(node) -> None:

@@ -12,6 +12,7 @@ from ingest.limits import OverLimit, check_rate, count_refused, spool_quota
 from ingest.spool import ProjectSpoolFull, SpoolFull
 from ingest.writer import TRACES, ProcessWriter, Writer
 from projects.keys import authorize
+from store.reasons import Reason
 
 __all__ = ["export", "get_writer", "start_writer", "stop_writer", "OverLimit", "SpoolFull"]
 _traces = ProcessWriter(TRACES)
@@ -62,7 +63,7 @@ def export(authorization: str | None, raw: bytes, encoding: str, content_encodin
             get_writer().spool.append(key.project_id, decoded.body, decoded.accepted, spool_quota(key.project_id))
         except ProjectSpoolFull as exc:
             count_refused(key.project_id, "spool_quota", decoded.accepted)
-            raise OverLimit("spool_quota", f"{exc}: ingest of this project is behind; retry later",
+            raise OverLimit(Reason.SPOOL_QUOTA, f"{exc}: ingest of this project is behind; retry later",
                             retry_after=settings.INGEST_RETRY_AFTER_SECONDS) from None
         except OSError as exc:  # disk full or failing: nothing was acknowledged, the client retries later
             raise SpoolFull(f"cannot write the spool: {exc}") from exc

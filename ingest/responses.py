@@ -9,6 +9,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from ingest.decode import Decoded
 from store.errors import ReasonError
+from store.reasons import Reason
 
 MEDIA = {"protobuf": "application/x-protobuf", "json": "application/json"}
 # google.rpc.Code for each HTTP status we answer with (Status.code is informative in OTLP/HTTP)
@@ -35,7 +36,7 @@ def success(message, encoding: str) -> HttpResponse:
     return HttpResponse(_encode(message, encoding), content_type=MEDIA[encoding])
 
 
-def error(status: int, reason: str, message: str, encoding: str) -> HttpResponse:
+def error(status: int, reason: Reason, message: str, encoding: str) -> HttpResponse:
     payload = Status(code=RPC_CODES.get(status, 2), message=f"{reason}: {message}")
     response = HttpResponse(_encode(payload, encoding), status=status, content_type=MEDIA[encoding])
     response["X-Latency-Obs-Reason"] = reason
@@ -45,7 +46,7 @@ def error(status: int, reason: str, message: str, encoding: str) -> HttpResponse
 def throttled(encoding: str) -> HttpResponse:
     """503 spool_full: ingest as a whole is behind; every project waits."""
     message = "ingest is behind (ClickHouse slow or down); retry later"
-    return retry_later(503, "spool_full", message, settings.INGEST_RETRY_AFTER_SECONDS, encoding)
+    return retry_later(503, Reason.SPOOL_FULL, message, settings.INGEST_RETRY_AFTER_SECONDS, encoding)
 
 
 def refused(exc: ReasonError, encoding: str) -> HttpResponse:
@@ -58,7 +59,7 @@ def refused(exc: ReasonError, encoding: str) -> HttpResponse:
     return response
 
 
-def retry_later(status: int, reason: str, message: str, seconds: int, encoding: str) -> HttpResponse:
+def retry_later(status: int, reason: Reason, message: str, seconds: int, encoding: str) -> HttpResponse:
     # OTLP exporters retry 429 and 503 after Retry-After, and give up when it is past their own timeout
     response = error(status, reason, message, encoding)
     response["Retry-After"] = str(seconds)

@@ -9,6 +9,7 @@ from ingest.errors import IngestError
 from ingest.pipeline import SpoolFull, export
 from projects.keys import authorize
 from store.errors import ReasonError
+from store.reasons import Reason
 
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf", "application/json": "json"}
 
@@ -34,7 +35,7 @@ def logs(request) -> HttpResponse:
 def _receive(request, export_, answer) -> HttpResponse:
     encoding = CONTENT_TYPES.get(request.content_type or "")
     if encoding is None:
-        return responses.error(415, "unsupported_media_type", "Content-Type must be application/x-protobuf or application/json", "json")
+        return responses.error(415, Reason.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/x-protobuf or application/json", "json")
     try:
         raw = _read_limited(request, settings.INGEST_MAX_BODY_BYTES)
         decoded = export_(request.headers.get("Authorization"), raw, encoding, request.headers.get("Content-Encoding", ""))
@@ -51,7 +52,7 @@ def _read_limited(request, limit: int) -> bytes:
     except ValueError:  # unreadable: Django's request stream then holds no body, as if it were 0
         declared = 0
     if declared > limit:
-        raise IngestError("body_too_large", f"request body exceeds {limit} bytes", status=413)
+        raise IngestError(Reason.BODY_TOO_LARGE, f"request body exceeds {limit} bytes")
     return request.read(limit + 1)
 
 

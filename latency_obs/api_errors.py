@@ -16,13 +16,14 @@ from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
 from store.errors import ReasonError
+from store.reasons import Reason
 
 log = logging.getLogger(__name__)
 
 API_PREFIXES = ("/api/", "/v1/")
-REASONS = {
-    400: "bad_request", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-    413: "body_too_large", 500: "internal_error",
+REASONS = {  # what Django answers by itself, by status
+    400: Reason.BAD_REQUEST, 403: Reason.FORBIDDEN, 404: Reason.NOT_FOUND, 405: Reason.METHOD_NOT_ALLOWED,
+    413: Reason.BODY_TOO_LARGE, 500: Reason.INTERNAL_ERROR,
 }
 MESSAGES = {
     400: "the request could not be read",
@@ -53,7 +54,7 @@ def refused(request, exc: ReasonError) -> JsonResponse:
     only the reason (a store failure's details, such as hosts, stay in the server log)."""
     status, reason, message = exc.answer()
     if status >= 500:
-        timed_out = reason == "query_timeout"  # expected under load: no traceback
+        timed_out = reason == Reason.QUERY_TIMEOUT  # expected under load: no traceback
         log.log(logging.WARNING if timed_out else logging.ERROR, "%s %s answered %s %s: %s",
                 request.method, request.path_info[:200], status, reason, exc, exc_info=None if timed_out else exc)
     response = json_error(status, message, reason)

@@ -8,6 +8,7 @@ from django.dispatch import receiver
 
 from projects.errors import AccessError
 from projects.models import ApiKey, hash_key
+from store.reasons import Reason
 
 CACHE_SECONDS = 5.0
 CACHE_MAX_KEYS = 10_000  # only valid keys are cached; a flood of made-up tokens cannot grow it
@@ -46,12 +47,12 @@ def authorize(header: str | None, scope: str) -> KeyInfo:
     """The key's project for an `Authorization: Bearer <key>` header, or KeyError_."""
     raw = bearer_token(header)
     if not raw:
-        raise KeyError_("missing_key", "missing API key: send 'Authorization: Bearer <key>'")
+        raise KeyError_(Reason.MISSING_KEY, "missing API key: send 'Authorization: Bearer <key>'")
     info = _lookup(hash_key(raw))
     if info is None:
-        raise KeyError_("unknown_key", "unknown or revoked API key")
+        raise KeyError_(Reason.UNKNOWN_KEY, "unknown or revoked API key")
     if scope not in info.scopes:
-        raise KeyError_("missing_scope", f"this API key lacks the '{scope}' scope")
+        raise KeyError_(Reason.MISSING_SCOPE, f"this API key lacks the '{scope}' scope")
     return info
 
 

@@ -5,6 +5,7 @@ from django.db.models import QuerySet
 from projects.errors import AccessError
 from projects.keys import authorize
 from projects.models import Project
+from store.reasons import Reason
 
 
 def visible_projects(user) -> QuerySet:
@@ -14,14 +15,14 @@ def visible_projects(user) -> QuerySet:
 
 
 def member_project(user, name: str) -> Project | None:
-    """The project called `name` if the user may see it, else AccessError("not_found"); without a name their
+    """The project called `name` if the user may see it, else AccessError(Reason.NOT_FOUND); without a name their
     first by name, None when they see none."""
     projects = visible_projects(user)
     if not name:
         return projects.first()
     project = projects.filter(name=name).first()
     if project is None:
-        raise AccessError("not_found", f"no project {name!r} for this user")
+        raise AccessError(Reason.NOT_FOUND, f"no project {name!r} for this user")
     return project
 
 
@@ -35,13 +36,13 @@ def readable_project(user, authorization: str | None, name: str) -> Project:
     if authorization or not user.is_authenticated:
         key = authorize(authorization, "read")
         if name and name != key.project_name:
-            raise AccessError("not_found", f"no project {name!r} for this key")
+            raise AccessError(Reason.NOT_FOUND, f"no project {name!r} for this key")
         return Project.objects.get(pk=key.project_id)
     if name:
         return member_project(user, name)
     projects = list(visible_projects(user)[:2])
     if not projects:
-        raise AccessError("not_found", "this user belongs to no project")
+        raise AccessError(Reason.NOT_FOUND, "this user belongs to no project")
     if len(projects) > 1:
-        raise AccessError("missing_parameter", "this user belongs to several projects: pass ?project=NAME")
+        raise AccessError(Reason.MISSING_PARAMETER, "this user belongs to several projects: pass ?project=NAME")
     return projects[0]

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from store import memory
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError  # noqa: F401 (re-exported: the client's errors)
+from store.reasons import Reason
 
 log = logging.getLogger(__name__)
 _clients: dict[str, object] = {}
@@ -44,7 +45,7 @@ class EmbeddedStoreBusy(ClickHouseError):
         ask = (f"ask the running product instead: {served}api/v1/diagnosis?service=...&start=...&end=... (or "
                f"{served}api/v1/incidents), with a read key" if served else "talk to it over its HTTP API while it runs")
         super().__init__(
-            "store_busy",
+            Reason.STORE_BUSY,
             f"The embedded ClickHouse store at {path} is held by {who} (chDB allows one process per "
             f"data directory). Stop it first, or {ask}.",
         )
@@ -94,7 +95,7 @@ def _connect():
         try:
             return clickhouse_connect.get_client(dsn=url, compress=False, autogenerate_session_id=False)
         except DriverError as exc:
-            raise ClickHouseError("unavailable", f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
+            raise ClickHouseError(Reason.UNAVAILABLE, f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
     path = embedded_path()
     Path(path).mkdir(parents=True, exist_ok=True)
     # TRICKY: once this process has the engine open, its own lock on `status` would look foreign.
@@ -104,7 +105,7 @@ def _connect():
     try:
         client = clickhouse_connect.get_client(dsn=url)
     except DriverError as exc:
-        raise ClickHouseError("unavailable", f"cannot open embedded ClickHouse at {path}: {exc}") from exc
+        raise ClickHouseError(Reason.UNAVAILABLE, f"cannot open embedded ClickHouse at {path}: {exc}") from exc
     Path(path, HOLDER_FILE).write_text(f"{os.getpid()} ({' '.join(_cmdline())})")
     return client
 
@@ -144,7 +145,7 @@ def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except DriverError as exc:
-        raise ClickHouseError("query_failed", str(exc), error_code(exc)) from exc
+        raise ClickHouseError(Reason.QUERY_FAILED, str(exc), error_code(exc)) from exc
 
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:

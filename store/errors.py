@@ -10,19 +10,19 @@ ingest/responses.py into the google.rpc.Status of /v1/traces, whose encoding fol
 """
 from django.conf import settings
 
+from store.reasons import Reason
+
 
 class ReasonError(Exception):
-    """A refused request: `reason` a short snake_case code (the same in responses, logs and counters),
-    `message` for people, `status` the HTTP status it answers with (400 unless a subclass or caller says)."""
+    """A refused request: `reason` one of the codes of store/reasons.py (the same in responses, logs and counters;
+    a string that is none of them raises ValueError), `message` for people, `status` the HTTP status it answers
+    with (the reason's unless the caller says)."""
 
-    status = 400
-
-    def __init__(self, reason: str, message: str, status: int | None = None):
+    def __init__(self, reason: Reason | str, message: str, status: int | None = None):
         super().__init__(message)
-        self.reason = reason
+        self.reason = Reason(reason)
         self.message = message
-        if status is not None:
-            self.status = status
+        self.status = self.reason.status if status is None else status
 
     def answer(self) -> tuple[int, str, str]:
         """(status, reason, message) as a client is told; a subclass whose reason or message is internal
@@ -45,9 +45,7 @@ class ClickHouseError(ReasonError):
     store_error. The message it answers names no host or query: those details are for the server log.
     """
 
-    status = 503
-
-    def __init__(self, reason: str, message: str, code: int | None = None):
+    def __init__(self, reason: Reason | str, message: str, code: int | None = None):
         super().__init__(reason, message)
         self.code = code
 
@@ -57,6 +55,6 @@ class ClickHouseError(ReasonError):
 
     def answer(self) -> tuple[int, str, str]:
         if self.timed_out:
-            return 503, "query_timeout", (f"the query ran longer than {settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS} s "
+            return 503, Reason.QUERY_TIMEOUT, (f"the query ran longer than {settings.CLICKHOUSE_QUERY_TIMEOUT_SECONDS} s "
                                           "and was stopped; ask for a shorter window or a narrower filter")
-        return 503, "store_error", "the span store did not answer (details in the server log); retry later"
+        return 503, Reason.STORE_ERROR, "the span store did not answer (details in the server log); retry later"

@@ -13,6 +13,7 @@ from analysis.capacity.types import Capacity, Scope, Tokens
 from analysis.errors import AnalysisError
 from analysis.windows import check_window
 from store.concurrent import gather
+from store.reasons import Reason
 
 BINS = 20  # load levels from 0 to the largest load seen
 SCHEDULER_SHARE = 0.5  # in flight is the scheduler's when at least this share of attempts has an admission instant
@@ -28,11 +29,11 @@ def checked(project_id: int, service: str, start: datetime, end: datetime, route
     """build() for the API and the command. Raises AnalysisError: missing_parameter without a service, bad_date /
     window_too_large for the window, unknown_service (404) when no run of the service (and route) began in it."""
     if not service:
-        raise AnalysisError("missing_parameter", "'service' is required")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")
     check_window(start, end)
     sheet = build(project_id, service, start, end, route=route)
     if not sheet.worksheet.runs:
-        raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+        raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
     return sheet
 
 

@@ -13,6 +13,7 @@ from analysis.incidents.queue import check_known, judgement
 from analysis.incidents.records import incident_json, incidents_overlapping
 from analysis.models import Incident, RetiredIncident
 from analysis.windows import check_window, iso
+from store.reasons import Reason
 
 UrlOf = Callable[[Incident], str]  # the incident page's absolute address
 
@@ -26,7 +27,7 @@ def window_document(project_id: int, service: str, start: datetime, end: datetim
     Raises AnalysisError: missing_parameter without a service, bad_date / window_too_large for the window,
     unknown_service (404) for a service the project never sent (the message names the closest ones)."""
     if not service:
-        raise AnalysisError("missing_parameter", "'service' is required")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")
     check_window(start, end)
     check_known(project_id, service)
     found = incidents_overlapping(project_id, service, start, end, route=route, tenant=tenant)
@@ -44,7 +45,7 @@ def one_document(project_id: int, incident_id, url_of: UrlOf) -> tuple[int, dict
         return 200, {**incident_json(row, url_of(row)), "service": row.service, "route": row.route}
     retired = RetiredIncident.objects.filter(project_id=project_id, pk=incident_id).first()
     if retired is None:
-        raise AnalysisError("not_found", f"no incident {incident_id} in this project", status=404)
+        raise AnalysisError(Reason.NOT_FOUND, f"no incident {incident_id} in this project")
     return retired_document(retired)
 
 

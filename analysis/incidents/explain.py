@@ -18,6 +18,7 @@ from analysis.recommendations import recommend
 from analysis.thresholds import configured
 from analysis.windows import check_window
 from analysis.wording import fmt
+from store.reasons import Reason
 
 NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the evidence to
 
@@ -36,14 +37,14 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     bad_date / window_too_large for either window, unknown_service (404) without requests in the incident.
     """
     if not service:
-        raise AnalysisError("missing_parameter", "'service' is required")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")
     check_window(start, end)
     check_window(baseline_start, baseline_end)
     thresholds = configured()
     windows = (project_id, service, start, end, baseline_start, baseline_end)
     incident = collect(project_id, service, start, end, route=route)
     if not incident.requests:
-        raise AnalysisError("unknown_service", f"no requests of service {service!r} in this window", status=404)
+        raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
     baseline = collect(project_id, service, baseline_start, baseline_end, route=route)
     steps = compare.compared_steps(incident, baseline, thresholds)
     ranked = causes_.causes(*_sums(windows, {"route": route}, baseline.window), steps)

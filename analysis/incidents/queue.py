@@ -23,6 +23,7 @@ from analysis.windows import iso, utc_naive
 from projects.models import Project
 from store import client
 from store.sql import SqlFiles
+from store.reasons import Reason
 
 _sql = SqlFiles(Path(__file__).parent.parent / "sql").text
 JUDGE, MATERIALIZE = "judge", "materialize"  # JobWatermark names (MATERIALIZE: analysis/backlog.py's)
@@ -197,7 +198,7 @@ def check_known(project_id: int, service: str) -> None:
     names = [s for (s,) in client.query_rows(_sql("stored_services"), parameters={"project_id": project_id})]
     close = difflib.get_close_matches(service, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(n) for n in close)}?" if close else ""
-    raise AnalysisError("unknown_service", f"no service {service!r} in this project{hint}", status=404)
+    raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no service {service!r} in this project{hint}")
 
 
 def _aware(moment: datetime) -> datetime:

@@ -94,7 +94,7 @@ def test_rewritten_answers_keep_the_headers_other_middleware_set(client, db, set
 def test_every_api_error_has_the_one_base():
     for cls in (IngestError, OverLimit, AnalysisError, KeyError_, AccessError, ClickHouseError):
         assert issubclass(cls, ReasonError), cls
-    assert (IngestError("x", "m").status, OverLimit("rate_limited", "m").status) == (400, 429)
+    assert (IngestError("malformed_json", "m").status, OverLimit("rate_limited", "m").status) == (400, 429)
     assert (KeyError_("unknown_key", "m").status, KeyError_("missing_scope", "m").status) == (401, 403)
     assert ClickHouseError("unavailable", "m").status == 503
 

@@ -12,6 +12,7 @@ from analysis.errors import AnalysisError
 from analysis.windows import iso, parse_instant
 from projects.models import Project
 from store.errors import ClickHouseError
+from store.reasons import Reason
 
 DEFAULT_WINDOW = timedelta(hours=24)
 
@@ -59,9 +60,9 @@ def _project(name: str) -> Project:
     if name:
         found = Project.objects.filter(name=name).first()
         if found is None:
-            raise AnalysisError("not_found", f"no project named {name!r}", status=404)
+            raise AnalysisError(Reason.NOT_FOUND, f"no project named {name!r}")
         return found
     projects = list(Project.objects.order_by("name")[:2])
     if len(projects) != 1:
-        raise AnalysisError("missing_parameter", "name the project with --project" if projects else "no project yet")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "name the project with --project" if projects else "no project yet")
     return projects[0]

@@ -7,6 +7,7 @@ from analysis.diagnosis_service import run_diagnosis
 from analysis.windows import parse_instant
 from analysis.errors import AnalysisError
 from projects.models import Project
+from store.reasons import Reason
 
 
 class Command(BaseCommand):
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         try:
             proj = Project.objects.filter(name=project).first()
             if proj is None:
-                raise AnalysisError("not_found", f"no project named {project!r}", status=404)
+                raise AnalysisError(Reason.NOT_FOUND, f"no project named {project!r}")
             result = run_diagnosis(proj.pk, service, parse_instant(start, "start"), parse_instant(end, "end"),
                                    route=route, tenant=tenant)
         except AnalysisError as exc:

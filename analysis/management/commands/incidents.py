@@ -8,6 +8,7 @@ from analysis.incidents import documents, headlines
 from analysis.models import Incident
 from analysis.windows import parse_instant
 from projects.models import Project
+from store.reasons import Reason
 
 DEFAULT_WINDOW = timedelta(hours=24)
 
@@ -46,11 +47,11 @@ def _project(name: str) -> Project:
     if name:
         found = Project.objects.filter(name=name).first()
         if found is None:
-            raise AnalysisError("not_found", f"no project named {name!r}", status=404)
+            raise AnalysisError(Reason.NOT_FOUND, f"no project named {name!r}")
         return found
     projects = list(Project.objects.order_by("name")[:2])
     if len(projects) != 1:
-        raise AnalysisError("missing_parameter", "name the project with --project" if projects else "no project yet")
+        raise AnalysisError(Reason.MISSING_PARAMETER, "name the project with --project" if projects else "no project yet")
     return projects[0]
 
 
