@@ -46,20 +46,25 @@ stage_sums AS
 http_children AS
 (
     -- HTTP client spans (httpx, requests, aiohttp, urllib3 instrumentations; OpenLIT's `POST`) right under a span: the
-    -- tries of the call that span is. Each try's number is http.request.resend_count + 1 where sent, else its rank.
+    -- tries of the call that span is, with a failed one's cause (llm.retry.cause, else from the status code, else
+    -- error.type, else a connection error: no answer came)
     SELECT trace_id AS c_trace_id, parent_span_id AS c_parent_span_id, span_id AS c_span_id, start_at AS c_start_at,
            end_at AS c_end_at, duration_ms AS c_duration_ms, status AS c_status,
-           multiIf(span_attributes['llm.retry.cause'] != '', span_attributes['llm.retry.cause'],
-                   c_code = 429, 'rate_limited', c_code >= 500, 'server_error', c_code >= 400, 'client_error',
-                   retry_cause != '', retry_cause, 'connection_error') AS c_cause,
-           toUInt16(least(65535, coalesce(toUInt32OrNull(span_attributes['http.request.resend_count']) + 1,
-               row_number() OVER (PARTITION BY trace_id, parent_span_id ORDER BY start_at, span_id)))) AS c_try
+           multiIf(cause_attribute != '', cause_attribute, c_code = 429, 'rate_limited', c_code >= 500, 'server_error',
+                   c_code >= 400, 'client_error', retry_cause != '', retry_cause, 'connection_error') AS c_cause,
+           toUInt32OrNull(resend_count) AS c_resend_count
     FROM
     (
-        SELECT *, toUInt16OrZero(if(span_attributes['http.response.status_code'] != '',
-                                    span_attributes['http.response.status_code'], span_attributes['http.status_code'])) AS c_code
+        SELECT trace_id, parent_span_id, span_id, start_at, end_at, duration_ms, status, retry_cause,
+               span_attributes['llm.retry.cause'] AS cause_attribute,
+               span_attributes['http.request.resend_count'] AS resend_count,
+               toUInt16OrZero(if(span_attributes['http.response.status_code'] != '',
+                                 span_attributes['http.response.status_code'], span_attributes['http.status_code'])) AS c_code
         FROM spans FINAL
-        WHERE project_id = {project_id:UInt32} AND role = 'other' AND kind = 'client' AND parent_span_id != ''
+        -- TRICKY: PREWHERE by hand (FINAL keeps WHERE from moving there): the attribute maps of the project's other
+        -- spans are read only for HTTP client spans; the copies of one span never differ in role or kind
+        PREWHERE role = 'other' AND kind = 'client'
+        WHERE project_id = {project_id:UInt32} AND parent_span_id != ''
           AND (mapContains(span_attributes, 'http.request.method') OR mapContains(span_attributes, 'http.method'))
           AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
           AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 2 HOUR
@@ -68,17 +73,22 @@ http_children AS
 http_runs AS
 (
     -- the attempt spans with HTTP children that are alone in their run (service, run_id): their tries are those
-    -- children, the last the one whose outcome is the call's (the span's own status), each ERROR one before it a failed
-    -- try. With several attempt spans in a run the spans are its tries, as before.
+    -- children, the last-started the one whose outcome is the call's (the span's own status), each ERROR one before it
+    -- a failed try (t_failed: (span id, start, end, ms, cause, number), numbered http.request.resend_count + 1 where
+    -- sent, else by start). With several attempt spans in a run the spans are its tries, as before.
     SELECT p.trace_id AS t_trace_id, p.span_id AS t_span_id, p.service AS t_service, p.instance AS t_instance,
            p.tenant AS t_tenant, p.route AS t_route, p.model AS t_model, p.form AS t_form, p.run_id AS t_run_id,
-           p.cap AS t_cap, c.last_span_id AS t_last_span_id, c.failed + 1 AS t_tries,
-           (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(c.first_try_at)) / 1e6 AS t_tries_retry_ms
+           p.cap AS t_cap, c.failed AS t_failed, length(c.failed) + 1 AS t_tries,
+           -- t_retry: from the first failed try's start to the last try's (0 without a failed try)
+           (toUnixTimestamp64Nano(c.last_start_at)
+            - toUnixTimestamp64Nano(if(empty(c.failed), c.last_start_at, least(c.failed[1].2, c.last_start_at)))) / 1e6
+               AS t_tries_retry_ms
     FROM
     (
         SELECT trace_id, span_id, service, instance, tenant, route, model, form, run_id, cap
         FROM spans FINAL
-        WHERE project_id = {project_id:UInt32} AND role = 'attempt'
+        PREWHERE role = 'attempt'
+        WHERE project_id = {project_id:UInt32}
           AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
           AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
           AND (service, run_id) IN (
@@ -91,13 +101,19 @@ http_runs AS
     ) AS p
     INNER JOIN
     (
-        -- per parent: its last child, the ERROR children before it, the first of those tries' start
-        SELECT c_trace_id, c_parent_span_id, argMax(c_span_id, (c_start_at, c_span_id)) AS last_span_id,
-               max(c_start_at) AS last_start_at,
-               countIf(c_status = 'error') - (argMax(c_status, (c_start_at, c_span_id)) = 'error') AS failed,
-               least(coalesce(min(if(c_status = 'error', c_start_at, NULL)), max(c_start_at)), max(c_start_at)) AS first_try_at
-        FROM http_children
-        GROUP BY c_trace_id, c_parent_span_id
+        -- per parent: its children in start order, the last one's start, the ERROR ones before it
+        SELECT c_trace_id, c_parent_span_id, children[-1].2 AS last_start_at,
+               arrayFilter(x -> x.7 = 'error', arrayPopBack(arrayMap((x, i) -> (x.1, x.2, x.3, x.4, x.5,
+                   toUInt16(least(65535, coalesce(x.6 + 1, i))), x.7), children, arrayEnumerate(children))))
+                   AS failed
+        FROM
+        (
+            SELECT c_trace_id, c_parent_span_id,
+                   arraySort(x -> (x.2, x.1), groupArray((c_span_id, c_start_at, c_end_at, c_duration_ms, c_cause,
+                                                          c_resend_count, c_status))) AS children
+            FROM http_children
+            GROUP BY c_trace_id, c_parent_span_id
+        )
     ) AS c ON c.c_trace_id = p.trace_id AND c.c_parent_span_id = p.span_id
 )
 SELECT
@@ -130,13 +146,12 @@ UNION ALL
 -- tenant, route, model, form); a try's instants are its span's start and end, its only bucket its total
 SELECT
     {project_id:UInt32}, t.t_service, t.t_instance, t.t_tenant, t.t_route, t.t_model, t.t_form, t.t_run_id,
-    c.c_trace_id, c.c_span_id, c.c_try, 'error', c.c_cause, NULL, t.t_cap, NULL, NULL,
-    c.c_start_at, c.c_start_at, NULL, NULL, NULL, c.c_end_at,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, c.c_duration_ms,
+    t.t_trace_id, f.1, f.6, 'error', f.5, NULL, t.t_cap, NULL, NULL,
+    f.2, f.2, NULL, NULL, NULL, f.3,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, f.4,
     NULL, NULL, NULL, NULL, NULL,
     false, t.t_tries,
     {computed_at:DateTime64(3, 'UTC')}
-FROM http_children AS c
-INNER JOIN http_runs AS t ON t.t_trace_id = c.c_trace_id AND t.t_span_id = c.c_parent_span_id
-WHERE c.c_status = 'error' AND c.c_span_id != t.t_last_span_id
-  AND c.c_start_at >= {start:DateTime64(9, 'UTC')} AND c.c_start_at < {end:DateTime64(9, 'UTC')}
+FROM http_runs AS t
+ARRAY JOIN t.t_failed AS f
+WHERE f.2 >= {start:DateTime64(9, 'UTC')} AND f.2 < {end:DateTime64(9, 'UTC')}

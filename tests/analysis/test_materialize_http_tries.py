@@ -90,14 +90,14 @@ def test_the_retry_statistics_count_the_failed_tries(alpha, ingest, buckets):
 def test_resend_count_numbers_the_tries(alpha, ingest, buckets):
     project, key = alpha
     call = _call(GENAI)
-    first = _http(call, 0, 5, status=503, **{"http.request.resend_count": 0})
+    first = _http(call, 1, 5, status=503, **{"http.request.resend_count": 0})
     second = _http(call, 200, 5, status=503, **{"http.request.resend_count": 1})
     third = _http(call, 700, 5, **{"http.request.resend_count": 2})
     ingest(key, f.request(call, first, second, third))
     rows = _rows(buckets, project.id)
-    # resend_count + 1; t_retry 700 - 0
+    # resend_count + 1; t_retry 700 - 1
     assert [(r["attempt"], r["status"], r["t_retry_ms"]) for r in rows] == [
-        (3, "unset", 700), (1, "error", None), (2, "error", None)]
+        (3, "unset", 699), (1, "error", None), (2, "error", None)]
 
 
 def test_without_http_children_the_tries_stay_unknown(alpha, ingest, buckets):
