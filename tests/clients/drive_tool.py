@@ -3,8 +3,9 @@ documentation tells users to, makes CALLS streaming chat calls against BASE_URL,
 
     python -m tests.clients.drive_tool TOOL BASE_URL CALLS CONCURRENCY
 
-Tools: openlit, traceloop, langchain, litellm-sdk, and openai (the plain openai client with no instrumentation:
-a user of the LiteLLM proxy, whose spans come from the proxy). Call N's prompt starts `call N:` (the fake server
+Tools: openlit, traceloop, langchain, litellm-sdk, openai (the plain openai client with no instrumentation:
+a user of the LiteLLM proxy, whose spans come from the proxy), and openai-httpx (the openai client under
+opentelemetry-instrumentation-httpx, each call in a native-form span of the team's own: the tries are the HTTP spans). Call N's prompt starts `call N:` (the fake server
 fails the first try of some of them: tests/clients/openai_server.py FailOnce). The exporter's endpoint and key come
 from LO_ENDPOINT (http://HOST:PORT) and LO_KEY, the service name from OTEL_SERVICE_NAME. Prints one JSON line:
 {"calls", "failed", "ttft_ms": [...], "total_ms": [...]}, the client's own timing of each call (first content
@@ -50,6 +51,33 @@ def _openai_stream(base_url: str):
     return call
 
 
+def _native_over_httpx(base_url: str, provider):
+    """Each call in a native-form attempt span of one's own (docs/sending-traces.md section 2: a client without an
+    admission queue sends `admitted` with `queued`; first and last token on the first and last chunk), the openai
+    client's HTTP requests traced by opentelemetry-instrumentation-httpx: its retries are HTTP client spans under it."""
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.trace import SpanKind
+
+    HTTPXClientInstrumentor().instrument(tracer_provider=provider)  # before the openai client makes its httpx client
+    stream, tracer = _openai_stream(base_url), provider.get_tracer("my-app")
+
+    def call(n):
+        with tracer.start_as_current_span(f"chat {MODEL}", kind=SpanKind.CLIENT,
+                                          attributes={"gen_ai.request.model": MODEL}) as span:
+            span.add_event("queued")
+            span.add_event("admitted")
+            pieces = 0
+            for piece in stream(n):
+                if piece and not pieces:
+                    span.add_event("first_token")
+                pieces += bool(piece)
+                yield piece
+            span.add_event("last_token")
+            span.set_attribute("gen_ai.usage.output_tokens", pieces)  # the server sends one word per token
+            span.add_event("released")
+    return call
+
+
 def setup(tool: str, base_url: str, endpoint: str, key: str):
     """The tool initialised as its users do; returns call(n) -> an iterator of content pieces."""
     service = os.environ.get("OTEL_SERVICE_NAME", "")
@@ -81,6 +109,8 @@ def setup(tool: str, base_url: str, endpoint: str, key: str):
             stream_options={"include_usage": True}, num_retries=RETRIES) if c.choices)
     if tool == "openai":
         return _openai_stream(base_url)
+    if tool == "openai-httpx":
+        return _native_over_httpx(base_url, _sdk_exporter(endpoint, key))
     raise SystemExit(f"unknown tool {tool!r}")
 
 

@@ -21,6 +21,9 @@ OPENLIT = Expect(attempts=CALLS + tools.RETRIED, failed=tools.RETRIED, ttft=True
 # _calculate_retry_timeout), so the retry starts 375..500 ms after the failed try (which fails within ms) started
 BACKOFF_MS = (375, 500)
 SLACK_MS = 250  # a loaded machine starts the retry late, never early
+# a native-form span of one's own around each openai call, opentelemetry-instrumentation-httpx under it: its HTTP spans
+# are the tries as OpenLIT's are; TTFT from the span's start (a retried call's holds its failed try and the back-off)
+OPENAI_HTTPX = Expect(attempts=CALLS + tools.RETRIED, failed=tools.RETRIED, ttft=True, verdicts=("decode_throughput",))
 # chunk events: TTFT (retries inside it: a tail of ~0.8 s) and decode measured
 TRACELOOP = Expect(attempts=CALLS, failed=0, ttft=True, verdicts=("decode_throughput",))
 # a genai span with no stream flag and no first-chunk time: total and tokens only
@@ -49,11 +52,7 @@ def test_each_call_is_one_run_with_ttft_where_the_sdk_records_a_first_token(prod
     if tool == "openlit":  # the tries are only in its httpx client spans, stored as other spans: a failed one and
         # the retry under each retried call (docs/sending-traces.md, section 6)
         assert _http_children(project.id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
-        # ... which make each retried call a run of two attempts: t_retry the back-off (and the failed try), 0 for
-        # the others, known for every run
-        retried = sorted(t for t in _final_t_retry(project.id, service) if t != 0)
-        assert len(_final_t_retry(project.id, service)) == CALLS and len(retried) == tools.RETRIED, retried
-        assert BACKOFF_MS[0] <= retried[0] and retried[-1] < BACKOFF_MS[1] + SLACK_MS, retried
+        _assert_tries_from_http_children(project.id, service)
 
 
 def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(product):
@@ -72,6 +71,31 @@ def test_traceloops_recorded_export_counts_each_call_once_with_its_first_chunk(p
     assert answer["coverage"]["signals"]["retries"]["note"].endswith("retries inside one client span are not visible: "
         "no HTTP client child spans (add the httpx, requests or aiohttp instrumentation) and no `llm.run.id` / "
         "`llm.attempt`"), answer["coverage"]["signals"]["retries"]["note"]
+
+
+def test_httpx_spans_under_a_native_span_are_its_tries(product):
+    """Tries from HTTP client children in another form than OpenLIT's genai: the native form, with the real
+    opentelemetry-instrumentation-httpx 0.66b1 and openai 2.54.0 (from the OpenLIT venv, which holds both)."""
+    project, key, url, http = product
+    service, since = "httpx-app", datetime.now(timezone.utc) - timedelta(minutes=1)
+    with tools.upstream() as server:
+        seen = tools.drive("openlit", "openai-httpx", server.url,
+                           tools.clean_env(LO_ENDPOINT=url, LO_KEY=key, OTEL_SERVICE_NAME=service))
+    tools.settle(project.id, service)
+    answer = tools.diagnosis(http, project.id, key, service, since)
+    tools.report(service, tools.check(answer, seen, OPENAI_HTTPX, server.tries))
+    assert answer["coverage"]["forms"] == {"native": CALLS + tools.RETRIED}
+    _assert_tries_from_http_children(project.id, service)
+
+
+def _assert_tries_from_http_children(project_id: int, service: str) -> None:
+    """A failed httpx span and the retry under each retried call: a run of two attempts, t_retry the back-off (and the
+    failed try), 0 for the other calls, known for every run."""
+    assert _http_children(project_id, service) == {(1, 0): CALLS - tools.RETRIED, (2, 1): tools.RETRIED}
+    every = _final_t_retry(project_id, service)
+    retried = sorted(t for t in every if t != 0)
+    assert len(every) == CALLS and None not in every and len(retried) == tools.RETRIED, every
+    assert BACKOFF_MS[0] <= retried[0] and retried[-1] < BACKOFF_MS[1] + SLACK_MS, retried
 
 
 def _final_t_retry(project_id: int, service: str) -> list:
