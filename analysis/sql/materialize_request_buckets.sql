@@ -101,16 +101,16 @@ http_runs AS
     ) AS p
     INNER JOIN
     (
-        -- per parent: its children in start order, the last one's start, the ERROR ones before it
+        -- per parent: the last child's start, and the ERROR children before it in start order, numbered
         SELECT c_trace_id, c_parent_span_id, children[-1].2 AS last_start_at,
-               arrayFilter(x -> x.7 = 'error', arrayPopBack(arrayMap((x, i) -> (x.1, x.2, x.3, x.4, x.5,
-                   toUInt16(least(65535, coalesce(x.6 + 1, i))), x.7), children, arrayEnumerate(children))))
-                   AS failed
+               arrayMap((x, i) -> (x.1, x.2, x.3, x.4, x.5, toUInt16(least(65535, coalesce(x.6 + 1, i)))),
+                        errors, arrayEnumerate(errors)) AS failed
         FROM
         (
             SELECT c_trace_id, c_parent_span_id,
                    arraySort(x -> (x.2, x.1), groupArray((c_span_id, c_start_at, c_end_at, c_duration_ms, c_cause,
-                                                          c_resend_count, c_status))) AS children
+                                                          c_resend_count, c_status))) AS children,
+                   arrayFilter(x -> x.7 = 'error', arrayPopBack(children)) AS errors
             FROM http_children
             GROUP BY c_trace_id, c_parent_span_id
         )
@@ -118,7 +118,8 @@ http_runs AS
 )
 SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,
-    if(coalesce(t.t_span_id, '') != '', t.t_tries, a.attempt), a.status, a.retry_cause, a.connection_reused, a.cap, a.input_tokens, a.output_tokens,
+    if(coalesce(t.t_span_id, '') != '', t.t_tries, a.attempt), a.status, a.retry_cause, a.connection_reused, a.cap,
+    a.input_tokens, a.output_tokens,
     a.start_at, assumeNotNull(a.queued_at), a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
     a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
     multiIf(coalesce(h.h_span_id, '') != '', if(a.span_id = h.h_span_id, 0., NULL),

@@ -100,6 +100,18 @@ def test_resend_count_numbers_the_tries(alpha, ingest, buckets):
         (3, "unset", 699), (1, "error", None), (2, "error", None)]
 
 
+def test_a_successful_http_child_before_the_last_is_no_failed_try(alpha, ingest, buckets):
+    """Only ERROR children are failed tries: an earlier answered request (a redirect, another call of the SDK) is not,
+    and the failed tries are numbered among themselves."""
+    project, key = alpha
+    call = _call(GENAI)
+    ingest(key, f.request(call, _http(call, 1, 5), _http(call, 10, 5, status=502), _http(call, 500, 5)))
+    rows = _rows(buckets, project.id)
+    # 2 tries: the 502 (t_retry from its start 10 to the last's 500 -> 490) and the last
+    assert [(r["attempt"], r["status"], r["retry_cause"], r["run_attempt_count"], r["t_retry_ms"]) for r in rows] == [
+        (2, "unset", "", 2, 490), (1, "error", "server_error", 2, None)]
+
+
 def test_without_http_children_the_tries_stay_unknown(alpha, ingest, buckets):
     """Unknown is not zero: a client span with no HTTP children may hold retries (the client's own), so its run's
     t_retry stays NULL; one successful HTTP child shows the one try: t_retry 0."""
