@@ -71,26 +71,29 @@ def engine_causes(project_id: int, engines: list[dict], start: datetime, end: da
             answer = diagnose(evidence, configured())
             if answer["verdict"] not in QUIET:
                 found.append({"service": edge["engine"], "verdict": answer["verdict"],
-                              "evidence": first_yes(answer["path"])})
+                              "evidence": deciding_step(answer["path"])})
     return found
 
 
-def first_yes(path: list[dict]) -> str:
-    """What decided an engine's verdict, as its path says it: "t_queue p95 4.1 s is above 1 s"."""
-    step = next((s for s in path if s["answer"] == "yes"), None)
+def deciding_step(path: list[dict]) -> str:
+    """What decided an engine's verdict, as its path says it: its last yes ("t_queue p95 4.1 s is above 1 s"; for a
+    first-token leaf the leaf's own measure, "preemptions 12 per min is above 1 per min", not the "TTFT p95 is high"
+    every such leaf passes through)."""
+    step = next((s for s in reversed(path) if s["answer"] == "yes"), None)
     return step["text"].rsplit(" → ", 1)[0] if step else ""
 
 
 def with_engine_causes(result: dict, causes: list[dict], layers) -> dict:
     """A gateway's diagnosis with its engines' causes: each a finding; and when nothing at the gateway explains its
-    slow first token (ttft_unexplained), the first engine's cause is the verdict, with that engine as evidence. When
+    slow first token (ttft_unexplained), or only its calls' first tokens growing with prompt length do
+    (prefill_pressure, SECOND_HAND), the first engine's cause is the verdict, with that engine as evidence. When
     the engines have no cause, what the engine did not spend of the call's first token was spent between the layers:
     network_overhead once that is LAYER_NETWORK_SHARE of it or more (below network_share's bar, which must find the
     network on its own among every part of the first token)."""
     findings = [{"kind": "engine", "code": c["verdict"], "service": c["service"],
                  "message": f"engine {c['service']}: {c['verdict']} ({c['evidence']})"} for c in causes]
     result = {**result, "findings": result["findings"] + findings}
-    if result["verdict"] != "ttft_unexplained":
+    if result["verdict"] not in SECOND_HAND or (result["verdict"] != "ttft_unexplained" and not causes):
         return result
     if causes:
         top = causes[0]
@@ -104,6 +107,11 @@ def with_engine_causes(result: dict, causes: list[dict], layers) -> dict:
 
 
 LAYER_NETWORK_SHARE = 0.2
+# A gateway's verdicts read second-hand from its calls, which the engine's own spans split better: a call's first token
+# holds the engine's queue, scheduler stalls and cold replicas too, and those grow with prompt length like prefill
+# does (long prompts take longer to admit and to prefill), so the calls' prompt-length ratio says prefill_pressure
+# for an engine whose own diagnosis says cold_start or admission_gap (two-layer simulator, docs/cross-layer.md).
+SECOND_HAND = ("ttft_unexplained", "prefill_pressure")
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

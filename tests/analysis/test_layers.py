@@ -157,3 +157,22 @@ def test_a_slow_first_token_the_healthy_engine_did_not_spend_is_the_network_betw
     assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] in ("healthy", "insufficient_data")
     assert result["verdict"] == "network_overhead", [(s["node"], s["value"], s["answer"]) for s in result["path"]]
     assert "the time between the layers is 44% of the calls' TTFT p95 (350 ms)" in result["recommendations"][0]["why"]
+
+
+def test_a_gateways_prompt_length_reading_gives_way_to_its_engines_own_cause():
+    """A call's first token holds the engine's cold replicas and queue too, so the calls' prompt-length ratio reads
+    prefill_pressure second-hand: the engine's own cause is the verdict. A verdict of the gateway's own stays."""
+    from analysis.diagnosis_service import with_engine_causes
+    from analysis.evidence_types import Layers as LayerEvidence
+
+    cold = [{"service": ENGINE, "verdict": "cold_start",
+             "evidence": "share of TTFT outliers after an instance start 80% is above 50%"}]
+    read = with_engine_causes({"verdict": "prefill_pressure", "findings": []}, cold, LayerEvidence())
+    assert (read["verdict"], read["engine_cause"]["service"]) == ("cold_start", ENGINE)
+    assert f"because engine {ENGINE}: share of TTFT outliers" in read["recommendations"][0]["why"]
+    # no engine cause: the calls' own reading stays; a cause of the gateway's own stays whatever the engine says
+    assert with_engine_causes({"verdict": "prefill_pressure", "findings": []}, [], LayerEvidence())["verdict"] == \
+        "prefill_pressure"
+    own = with_engine_causes({"verdict": "gateway_overhead", "findings": []}, cold, LayerEvidence())
+    assert own["verdict"] == "gateway_overhead" and "engine_cause" not in own
+    assert [f["code"] for f in own["findings"]] == ["cold_start"]  # the engine's cause, a finding
