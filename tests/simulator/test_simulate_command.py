@@ -211,3 +211,28 @@ def test_what_needs_two_layers_is_refused_without_them(options, message, capture
     with pytest.raises(CommandError, match=message):
         call_command("simulate", key="k", duration="30m", **options)
     assert not captured.get_finished_spans()
+
+
+@pytest.mark.slow
+def test_layers_over_grpc_are_linked_call_by_call(transactional_db, clickhouse, alpha):
+    from analysis import layers
+    from analysis.materialize import materialize
+
+    project, key = alpha
+    server, port = build_server("127.0.0.1", 0)
+    server.start()
+    try:
+        call_command("simulate", scenario="healthy", layers=True, service="edge", duration="2m",
+                     endpoint=f"127.0.0.1:{port}", protocol="grpc", key=key, seed=6, no_metrics=True, stdout=StringIO())
+    finally:
+        server.stop(grace=None)
+    get_writer().flush(force=True)
+    runs = list(simulate(PRESETS["healthy"], 120, seed=6, service="edge", layers=True))
+    served = sum(1 for r in runs for a in r.attempts if a.status == "ok")  # the calls the engine answered
+    now = datetime.now(timezone.utc)
+    materialize(project.id, now - timedelta(hours=1), now + timedelta(hours=1))
+    found = layers.for_gateway(project.id, "edge-gateway", now - timedelta(minutes=5), now + timedelta(minutes=5))
+    assert (found.attempts, found.linked) == (sum(len(r.attempts) for r in runs), served)
+    assert [e.engine for e in found.engines] == ["edge-engine"]
+    # the healthy hop: 12 ms median out and back; the gateway's own 6 ms (and a run's retrieval and tool time)
+    assert 5 < found.bucket("t_network_ttft", "p50") < 25 and found.bucket("t_gateway", "p50") < 100
