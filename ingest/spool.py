@@ -22,6 +22,7 @@ SUFFIX = ".seg"
 BATCH_SUFFIX = ".batch"
 QUARANTINE = "quarantine"
 _counter = itertools.count()
+MAX_VARINT_BYTES = 10  # a uint64 as a varint; read_varint refuses longer ones
 
 
 class SpoolFull(Exception):
@@ -70,17 +71,20 @@ class Segment:
     fd: int
 
     def complete_bytes(self) -> int:
-        """Length of the whole records at the start of the file (a torn tail is ignored)."""
-        data = os.pread(self.fd, os.fstat(self.fd).st_size, 0)
-        pos = 0
-        while pos < len(data):
+        """Length of the whole records at the start of the file (a torn tail is ignored).
+
+        TRICKY: only each record's length prefix is read (a varint: 10 bytes at most), not the file: a segment of
+        20,000 spans is ~14 MiB, whose copy and walk held the GIL 5 ms quiet (up to ~35 ms in a busy `up`, py-spy),
+        against 0.05 ms for its 40 prefixes."""
+        size, pos = os.fstat(self.fd).st_size, 0
+        while pos < size:
             try:
-                length, start = read_varint(data, pos)
+                length, start = read_varint(os.pread(self.fd, MAX_VARINT_BYTES, pos), 0)
             except (IndexError, ValueError):
                 break
-            if start + length > len(data):
+            if pos + start + length > size:
                 break
-            pos = start + length
+            pos += start + length
         return pos
 
     def size(self) -> int:

@@ -19,6 +19,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
 log = logging.getLogger("latency_obs.web")
+RECV_BYTES = 256 * 1024  # what waitress's loop reads from a connection at once (its default: 8 KiB)
 
 
 def web_server(application, host: str, port: int, threads: int) -> TcpWSGIServer:
@@ -40,6 +41,9 @@ def adjustments() -> dict:
         "max_request_body_size": settings.INGEST_MAX_BODY_BYTES + 1,
         # TRICKY: select() fails on descriptors past 1024, which a thousand connections plus chDB's files reach
         "asyncore_use_poll": True,
+        # An OTLP body of 500 spans is ~340 KiB: read in waitress's 8 KiB it took ~40 turns of the Python loop
+        # that serves every connection; 256 KiB takes two. A slow client's recv returns what has arrived, no more.
+        "recv_bytes": RECV_BYTES,
         "clear_untrusted_proxy_headers": True,
         # Behind TLS, requests are secure (HSTS, secure cookies' checks); waitress strips X-Forwarded-Proto from
         # untrusted peers before Django sees it, so SECURE_PROXY_SSL_HEADER could never match.
