@@ -1,4 +1,4 @@
-"""A local serving engine for the two-layer test (tests/clients/test_layers.py): the streaming OpenAI-compatible
+"""A local serving engine for the two-layer test (tests/clients/test_layers_propagated.py): the streaming OpenAI-compatible
 server of openai_server.py, which continues the caller's trace from its `traceparent` header (the OTel SDK's own
 propagator, opentelemetry.propagate.extract) and emits what vLLM's --otlp-traces-endpoint emits for each request: a
 SERVER span `llm_request` with gen_ai.latency.* (docs/sending-traces.md, vLLM). Before a streamed request starts to

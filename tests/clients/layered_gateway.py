@@ -1,7 +1,7 @@
-"""Run in the `gateway` venv (tests/clients/venvs.py): the two layers' gateway and its client (tests/clients/test_layers.py).
+"""Run in the `gateway` venv (tests/clients/venvs.py): the two layers' gateway and its client (tests/clients/test_layers_propagated.py).
 
     python -m tests.clients.layered_gateway serve PORT ENGINE_BASE_URL BEFORE_MS AFTER_MS
-    python -m tests.clients.layered_gateway call GATEWAY_URL CALLS
+    python -m tests.clients.layered_gateway call GATEWAY_URL CALLS [stream]
 
 serve: a Flask app with Flask's OTel instrumentation (its SERVER span) answering POST /v1/chat/completions: its own
 work (BEFORE_MS, as an auth or guardrail check), then one streaming call to the engine with the openai client
@@ -9,7 +9,8 @@ work (BEFORE_MS, as an auth or guardrail check), then one streaming call to the 
 SDK's propagator), then AFTER_MS more of its own, then the whole answer as one JSON body; GET /health answers "ok".
 Stops on SIGTERM, after its spans are exported.
 call: the openai client (OpenInference and httpx instrumented, so the gateway continues its trace) makes CALLS
-non-streaming chat calls to the gateway, one after the other; prints one JSON line {"calls", "total_ms": [...]}.
+chat calls to the gateway (streaming with `stream`), one after the other, with GATEWAY_KEY as its API key; prints one
+JSON line {"calls", "total_ms": [...]}.
 
 Both export to LO_ENDPOINT (http://HOST:PORT) with LO_KEY, as service OTEL_SERVICE_NAME.
 """
@@ -80,17 +81,21 @@ def serve(port: int, engine_url: str, before_ms: float, after_ms: float) -> None
     app.run(host="127.0.0.1", port=port, threaded=True)
 
 
-def call(gateway_url: str, calls: int) -> None:
+def call(gateway_url: str, calls: int, stream: bool = False) -> None:
     import openai
 
     provider = _provider()
-    client = openai.OpenAI(base_url=gateway_url, api_key="gateway-key", max_retries=0)
+    client = openai.OpenAI(base_url=gateway_url, api_key=os.environ.get("GATEWAY_KEY", "gateway-key"), max_retries=0)
     totals = []
     for n in range(calls):
         began = time.perf_counter()
-        reply = client.chat.completions.create(model="local-gpt",
-                                               messages=[{"role": "user", "content": f"call {n}: say ten words"}])
-        assert reply.usage.completion_tokens > 0
+        messages = [{"role": "user", "content": f"call {n}: say ten words"}]
+        if stream:
+            chunks = client.chat.completions.create(model="local-gpt", messages=messages, stream=True)
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices).startswith("w0 ")
+        else:
+            reply = client.chat.completions.create(model="local-gpt", messages=messages)
+            assert reply.usage.completion_tokens > 0
         totals.append((time.perf_counter() - began) * 1000)
     provider.shutdown()
     print(json.dumps({"calls": calls, "total_ms": totals}))
@@ -100,4 +105,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
     else:
-        call(sys.argv[2], int(sys.argv[3]))
+        call(sys.argv[2], int(sys.argv[3]), stream=sys.argv[4:] == ["stream"])

@@ -91,3 +91,43 @@ def test_the_buckets_between_real_layers_equal_the_injected_delays(transactional
           {k: statistics.median(s[k] for s in served) for k in served[0]})
     for name, ms in injected.items():
         assert measured[name] == pytest.approx(ms, rel=TOLERANCE), (name, measured, injected)
+
+
+def test_litellms_proxy_forwards_its_callers_traceparent_so_the_engine_is_linked_to_the_caller(
+        transactional_db, clickhouse, alpha, live_server, tmp_path):
+    """LiteLLM's proxy as the gateway, where its spans allow: with `forward_traceparent_to_llm_provider` it sends the
+    engine the traceparent its caller sent it, unchanged, so the engine's span is a sibling of the proxy's server span
+    (both under the caller's HTTP span), not under the proxy's `chat` call (which sits under fastapi.dependencies, not
+    the server span). The product links what the spans say: the caller's call to the engine, the proxy inside the gap
+    between them; the proxy's calls are seen at one layer only."""
+    from tests.clients import tools
+
+    project, key = alpha
+    python, calls, proxy_service = str(client_python("gateway")), 4, "litellm-gateway"
+    began = datetime.now(timezone.utc)
+    engine_spans = _engine_provider(live_server.url, key)
+    env = tools.clean_env(OTEL_EXPORTER="otlp_http", OTEL_ENDPOINT=f"{live_server.url}/v1/traces",
+                          OTEL_HEADERS=f"Authorization=Bearer%20{key}", OTEL_SERVICE_NAME=proxy_service,
+                          LITELLM_OTEL_V2="true")
+    with EngineServer(engine_spans.get_tracer("vllm.tracing"), TIMING, QUEUE_MS) as engine, \
+            LatencyPipe(engine.httpd.server_port, OUT_MS, BACK_MS) as pipe, \
+            tools.litellm_proxy(f"http://127.0.0.1:{pipe.port}/v1", env, tmp_path,
+                                settings="  forward_traceparent_to_llm_provider: true\n") as proxy:
+        done = subprocess.run(
+            [python, "-m", "tests.clients.layered_gateway", "call", proxy, str(calls), "stream"],
+            env=clean_env(LO_ENDPOINT=live_server.url, LO_KEY=key, OTEL_SERVICE_NAME=APP, GATEWAY_KEY=tools.PROXY_KEY),
+            cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        settle(project.id, proxy_service, quiet_s=8)  # LiteLLM ends its spans in a worker after the stream
+    engine_spans.shutdown()
+    for service in (APP, proxy_service, ENGINE):
+        settle(project.id, service)
+    end = datetime.now(timezone.utc) + timedelta(minutes=1)
+    materialize(project.id, began - timedelta(hours=1), end + timedelta(hours=1))
+    window = (began - timedelta(minutes=1), end)
+    proxied = layers.for_gateway(project.id, proxy_service, *window)
+    assert (proxied.attempts, proxied.linked, proxied.seen_at_one_layer) == (calls, 0, calls)
+    caller = layers.for_gateway(project.id, APP, *window)
+    assert (caller.linked, [e.engine for e in caller.engines]) == (calls, [ENGINE])
+    # the caller's gap holds the path's 600 ms and the proxy's own time on the way (auth, routing, its relay)
+    assert caller.bucket("t_network_ttft", "p50") > OUT_MS + BACK_MS
