@@ -28,7 +28,8 @@ def _rows(clickhouse, project_id):
     materialize(project_id, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
     return clickhouse.query(
         "SELECT form, run_id, span_id, attempt, status, retry_cause, is_final_attempt, run_attempt_count, t_retry_ms, "
-        "total_ms, ttft_ms FROM request_buckets FINAL WHERE project_id = {p:UInt32} ORDER BY start_at, span_id",
+        "total_ms, ttft_ms, toUnixTimestamp64Nano(queued_at) AS queued_ns FROM request_buckets FINAL "
+        "WHERE project_id = {p:UInt32} ORDER BY start_at, span_id",
         parameters={"p": project_id})
 
 
@@ -58,7 +59,10 @@ def test_an_error_child_and_its_retry_are_a_run_of_two_attempts(alpha, ingest, b
     # the call's span is the final attempt (its tries: 2); t_retry = the retry's start 450 - the failed try's 3 -> 447
     assert (final["form"], final["attempt"], final["status"], final["is_final_attempt"], final["run_attempt_count"],
             final["t_retry_ms"]) == (form, 2, "unset", True, 2, 447)
-    assert round(final["total_ms"]) == 1500  # the span as its form gives it: the caller waited for both tries
+    # as a final attempt it starts at its last try: queued 450 ms after the span's start, total 1500 - 450 -> 1050, so
+    # the run begins at queued_at - t_retry, the failed try's start, and lasts t_retry + total = 1497 ms
+    assert (final["queued_ns"] - call.start_time_unix_nano, final["total_ms"]) == (450 * f.MS, 1050)
+    assert final["queued_ns"] - int(final["t_retry_ms"]) * f.MS == failed.start_time_unix_nano
     # the failed try: an attempt of the same run, its cause from the status code, its total the HTTP span's 2 ms
     assert (tried["form"], tried["run_id"], tried["span_id"], tried["attempt"], tried["status"], tried["retry_cause"],
             tried["is_final_attempt"], tried["run_attempt_count"], tried["t_retry_ms"], tried["total_ms"],
@@ -137,10 +141,11 @@ def test_a_run_of_several_attempt_spans_keeps_its_spans_as_the_tries(alpha, inge
 
 
 def test_a_failed_try_in_the_next_hour_is_stored_with_that_hour(alpha, ingest, buckets):
-    """A try's row belongs to the hour its span started in, the call's to its own."""
+    """A try's row belongs to the hour its span started in, the call's to its own; a last try in the next hour leaves
+    the call where it started, its t_retry 0 and its total holding the tries (as a held run's)."""
     project, key = alpha
     call = _call(GENAI, start_ns=f.BASE_NS + int((3600 - 0.1) * 1000) * f.MS)  # 100 ms before 11:00
     ingest(key, f.request(call, _http(call, 200, 5, status=500), _http(call, 600, 5)))
     rows = _rows(buckets, project.id)
-    assert [(r["status"], r["t_retry_ms"], r["run_attempt_count"]) for r in rows] == [
-        ("unset", 400, 2), ("error", None, 2)]
+    assert [(r["status"], r["t_retry_ms"], r["run_attempt_count"], r["total_ms"]) for r in rows] == [
+        ("unset", 0, 2, 1500), ("error", None, 2, 5)]

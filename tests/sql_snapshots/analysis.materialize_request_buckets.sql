@@ -5,8 +5,11 @@
 -- http.request.resend_count or litellm.call_id, so other attempts of its trace need not be tries of the same request.
 -- A run held by one attempt (held_runs) has that attempt as its final one.
 -- An attempt span alone in its run whose tries are its HTTP client children (http_runs) is its run's final attempt:
--- its ERROR children before the last are the run's failed attempts (rows of their own, the second SELECT), t_retry
--- is the last child's start - the first try's start.
+-- its ERROR children before the last are the run's failed attempts (rows of their own, the second SELECT). With failed
+-- tries it starts at its last try, as a final attempt does (the run began at queued_at - t_retry; the run's total is
+-- total + t_retry): queued_at is the last child's start, t_retry that - the first failed child's start, and t_queue,
+-- TTFT and total, measured from queued_at, lose the shift (NULL where an instant came before the last try). Where the
+-- last try started in the next hour it keeps its start, and t_retry is 0: its total holds the tries (as a held run).
 INSERT INTO request_buckets
 WITH held_runs AS
 (
@@ -79,13 +82,19 @@ http_runs AS
     SELECT p.trace_id AS t_trace_id, p.span_id AS t_span_id, p.service AS t_service, p.instance AS t_instance,
            p.tenant AS t_tenant, p.route AS t_route, p.model AS t_model, p.form AS t_form, p.run_id AS t_run_id,
            p.cap AS t_cap, c.failed AS t_failed, length(c.failed) + 1 AS t_tries,
-           -- t_retry: from the first failed try's start to the last try's (0 without a failed try)
-           (toUnixTimestamp64Nano(c.last_start_at)
-            - toUnixTimestamp64Nano(if(empty(c.failed), c.last_start_at, least(c.failed[1].2, c.last_start_at)))) / 1e6
+           -- with failed tries, the span as the final attempt starts at its last try, within the hour of its queued_at
+           notEmpty(c.failed) AND c.last_start_at > p.p_queued_at
+               AND toStartOfHour(c.last_start_at) = toStartOfHour(p.p_queued_at) AS t_moved,
+           if(t_moved, c.last_start_at, p.p_queued_at) AS t_queued_at,
+           if(t_moved, (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(p.p_queued_at)) / 1e6, 0.)
+               AS t_shift_ms,
+           -- t_retry: from the first failed try's start to the last try's (0 without a failed try, or unmoved)
+           if(t_moved, (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(c.failed[1].2)) / 1e6, 0.)
                AS t_tries_retry_ms
     FROM
     (
-        SELECT trace_id, span_id, service, instance, tenant, route, model, form, run_id, cap
+        SELECT trace_id, span_id, service, instance, tenant, route, model, form, run_id, cap,
+               assumeNotNull(queued_at) AS p_queued_at
         FROM spans FINAL
         PREWHERE role = 'attempt'
         WHERE project_id = {project_id:UInt32}
@@ -120,14 +129,18 @@ SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,
     if(coalesce(t.t_span_id, '') != '', t.t_tries, a.attempt), a.status, a.retry_cause, a.connection_reused, a.cap,
     a.input_tokens, a.output_tokens,
-    a.start_at, assumeNotNull(a.queued_at), a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
-    a.t_queue_ms, a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
+    -- with failed HTTP tries the final attempt starts at its last try: queued_at and what is measured from it move
+    a.start_at, if(t.t_shift_ms > 0, t.t_queued_at, assumeNotNull(a.queued_at)),
+    a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
+    if(a.t_queue_ms - t.t_shift_ms >= 0, a.t_queue_ms - t.t_shift_ms, NULL),
+    a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
     multiIf(coalesce(h.h_span_id, '') != '', if(a.span_id = h.h_span_id, 0., NULL),
             coalesce(t.t_span_id, '') != '', t.t_tries_retry_ms,
             mapContains(a.span_attributes, 'llm.run.id') OR mapContains(a.resource_attributes, 'llm.run.id')
             OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count')
             OR mapContains(a.span_attributes, 'litellm.call_id'), a.t_retry_ms, NULL),
-    a.ttft_ms, a.total_ms,
+    if(a.ttft_ms - t.t_shift_ms >= 0, a.ttft_ms - t.t_shift_ms, NULL),
+    if(a.total_ms - t.t_shift_ms >= 0, a.total_ms - t.t_shift_ms, NULL),
     if(a.own_prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(a.own_prep_ms, 0) + coalesce(p.prep_ms, 0)),
     if(a.own_network_ms IS NULL AND p.network_ms IS NULL, NULL, coalesce(a.own_network_ms, 0) + coalesce(p.network_ms, 0)),
     if(a.own_retrieval_ms IS NULL AND p.retrieval_ms IS NULL, NULL, coalesce(a.own_retrieval_ms, 0) + coalesce(p.retrieval_ms, 0)),
