@@ -71,3 +71,20 @@ def test_an_incident_between_or_in_the_layers_is_the_gateways_verdict_over_its_w
     assert before["verdict"] == "healthy", _path(before)
     assert run_diagnosis(project.id, "edge-engine", incident.onset, incident.end)["verdict"] == "healthy"
     assert during["layers"] == {"role": "gateway", "calls": ["edge-engine"], "called_by": []}
+
+
+def test_a_simulated_run_is_drawn_at_both_layers_with_the_network_between_them(clickhouse, alpha):
+    from analysis import runs
+    from dashboard import waterfall
+
+    project, key = alpha
+    sent = send_simulated(project, key, base="network_overhead", duration="2m", seed=5, service="edge", layers=True)
+    run_id = runs.search(project.id, sent.start, sent.end, service="edge-gateway")[0]["run_id"]
+    attempts = runs.attempts(project.id, run_id, sent.start, sent.end, service="edge-gateway")
+    spans = runs.spans(project.id, [a["trace_id"] for a in attempts], attempts[0]["start_ns"],
+                       max(a["released_ns"] or a["start_ns"] for a in attempts))
+    attempts, below = runs.layered(project.id, attempts, spans)
+    rows = {r["label"]: [s["group"] for s in r["segments"]] for r in waterfall.layout(attempts, spans, below)["rows"]}
+    # the gateway's server span, its call, the engine's span under it with its buckets, and the hop on either side
+    assert len(below) == 1 and {"POST /v1/chat/completions", "llm_request", "edge-engine buckets"} <= set(rows)
+    assert rows["network"] == ["network (between layers)"] * 2
