@@ -84,10 +84,11 @@ def _run(bodies, spans, repeat, parse_floor, data_dir: Path) -> int:
     pipeline.stop_writer(drain=False)
 
     print(f"\naccept path step by step, in this process ({spans:,} spans in {len(bodies)} bodies; best of {repeat} "
-          f"passes; CPU of this thread and wall, us a span):")
+          f"passes; CPU of this thread and wall, us a span, and CPU us a request):")
     steps_cpu = sum(cpu for name, (cpu, _) in results.items() if name != "export (all)")
     for name, (cpu, wall) in results.items():
-        print(f"  {name:<14} {cpu / spans * 1e6:>7.2f} us CPU   {wall / spans * 1e6:>7.2f} us wall")
+        print(f"  {name:<14} {cpu / spans * 1e6:>7.2f} us CPU   {wall / spans * 1e6:>7.2f} us wall   "
+              f"{cpu / len(bodies) * 1e6:>8.1f} us CPU a request")
     print(f"  {'sum of steps':<14} {steps_cpu / spans * 1e6:>7.2f} us CPU")
     print(f"protobuf parse (floor): {1e6 / parse_floor:.2f} us a span ({parse_floor:,.0f} spans/s)")
     return 0
