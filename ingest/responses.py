@@ -39,7 +39,7 @@ def success(message, encoding: str) -> HttpResponse:
 def error(status: int, reason: Reason, message: str, encoding: str) -> HttpResponse:
     payload = Status(code=RPC_CODES.get(status, 2), message=f"{reason}: {message}")
     response = HttpResponse(_encode(payload, encoding), status=status, content_type=MEDIA[encoding])
-    response["X-Latency-Obs-Reason"] = reason
+    response["X-Latency-Obs-Reason"] = str(reason)  # a plain str: WSGI servers refuse a str subclass in headers
     return response
 
 

@@ -45,7 +45,7 @@ def json_error(status: int, message: str | None = None, reason: str | None = Non
     """{"error": reason, "message": ...} for an HTTP status; the reason is also in X-Latency-Obs-Reason."""
     reason = reason or REASONS.get(status, f"http_{status}")
     response = JsonResponse({"error": reason, "message": message or MESSAGES.get(status, reason)}, status=status)
-    response["X-Latency-Obs-Reason"] = reason
+    response["X-Latency-Obs-Reason"] = str(reason)  # a plain str: WSGI servers refuse a str subclass in headers
     return response
 
 
