@@ -3,6 +3,8 @@ partial_success for the records they drop and 400/401/403/415/429 as for traces;
 import gzip
 import json
 import time
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import grpc
 import pytest
@@ -16,6 +18,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_s
 
 from ingest import limits, logs
 from ingest.grpc_server import LOGS_SERVICE, build_server
+from ingest.spool import Spool
 from ingest.writer import LOGS, insert_batch
 from projects.models import ApiKey
 from store import client as store
@@ -179,14 +182,17 @@ def test_log_records_count_against_the_spans_per_second_limit(client, clickhouse
     assert _count(project.id) == 21 * logs.LOG_RECORDS_PER_SPAN
 
 
-def test_a_replayed_batch_is_stored_once(clickhouse, alpha):
+def test_a_replayed_batch_is_stored_once(clickhouse, alpha, tmp_path):
     """Exactly once: a writer that dies after its INSERT and before removing the batch replays the same batch
-    under the same token on restart; ClickHouse drops the replay."""
+    under the same token on restart; ClickHouse drops the replay. The request is spooled as export spools it, in
+    a spool of the test's own: the process's writer thread would claim its segment first now and then."""
     project, key = alpha
-    logs.export(f"Bearer {key}", _protobuf(_json_request(_record(-1), _record())), "protobuf")
-    writer = logs.get_writer()
-    writer.spool.rotate(force=True)
-    batch = writer.spool.claim_batch(1 << 30)
+    spool = Spool(tmp_path, segment_spans=1000, max_bytes=1 << 30, fsync=False, max_age_s=60)
+    writer = SimpleNamespace(spool=spool)
+    with patch.object(logs, "get_writer", lambda: writer):
+        logs.export(f"Bearer {key}", _protobuf(_json_request(_record(-1), _record())), "protobuf")
+    spool.rotate(force=True)
+    batch = spool.claim_batch(1 << 30)
     insert_batch(batch, LOGS)
     insert_batch(batch, LOGS)  # the replay
     batch.remove()

@@ -2,6 +2,8 @@
 answers of /v1/metrics to good and bad requests."""
 import gzip
 import json
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
@@ -16,6 +18,7 @@ from opentelemetry.sdk.resources import Resource
 
 from ingest import metrics
 from ingest.grpc_server import build_server
+from ingest.spool import Spool
 from ingest.writer import insert_batch, METRICS
 from store import client
 
@@ -151,19 +154,21 @@ def test_a_bad_key_is_refused_before_the_body_is_read(client, clickhouse, db):
     assert response.status_code == 401
 
 
-def test_a_replayed_batch_is_stored_once(clickhouse, alpha):
+def test_a_replayed_batch_is_stored_once(clickhouse, alpha, tmp_path):
     """Exactly once: a writer that dies after its INSERTs and before removing the batch replays the same
-    batch under the same tokens on restart; ClickHouse drops the replay in every table."""
+    batch under the same tokens on restart; ClickHouse drops the replay in every table. Spooled in a spool of the
+    test's own: the process's writer thread would claim its segment first now and then."""
     project, _ = alpha
     now = str(_now_ns())
     request = ExportMetricsServiceRequest()
     from google.protobuf import json_format
 
     json_format.ParseDict(_request([{"timeUnixNano": now, "asInt": "1"}, {"timeUnixNano": now, "asInt": "2"}]), request)
-    metrics.spool_metrics(project.id, request.SerializeToString())
-    writer = metrics.get_writer()
-    writer.spool.rotate(force=True)
-    batch = writer.spool.claim_batch(1 << 30)
+    spool = Spool(tmp_path, segment_spans=1000, max_bytes=1 << 30, fsync=False, max_age_s=60)
+    with patch.object(metrics, "get_writer", lambda: SimpleNamespace(spool=spool)):
+        metrics.spool_metrics(project.id, request.SerializeToString())
+    spool.rotate(force=True)
+    batch = spool.claim_batch(1 << 30)
     insert_batch(batch, METRICS)
     insert_batch(batch, METRICS)  # the replay
     batch.remove()
