@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test test-fast bench bench-detect bench-live bench-ingest bench-simulate bench-analysis bench-freshness bench-ui bench-scale chaos fuzz venv clean
+.PHONY: run test test-fast bench bench-detect bench-live bench-ingest bench-simulate bench-analysis bench-freshness bench-receivers bench-ui bench-scale chaos fuzz venv clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ bench-detect: venv
 # what a fresh read costs (analysis/freshness.py): the check, and materializing the current hour on demand
 bench-freshness: venv
 	$(PY) benchmarks/bench_freshness.py
+
+# the receive tier: 1 and 2 receivers (serve_web, INGEST_WRITER=off) + serve_writer, and `up` beside them
+BENCH_RECEIVERS_ARGS ?= --spans 200000 --repeat 2 --up
+bench-receivers: venv
+	$(PY) benchmarks/bench_receivers.py $(BENCH_RECEIVERS_ARGS)
 
 # pages of the running up while a sender sends 5,000 spans/s and the minute jobs run (BENCH_LIVE_ARGS="--idle",
 # "--baseline HEAD~1 --rounds 2" for the code before beside this checkout's)

@@ -123,10 +123,15 @@ class Writer:
     past the first drain only while this process receives nothing (IDLE_S): they take the cores receiving
     leaves idle, not CPU from requests waiting for their 200 (with them busy during a burst, accepted
     spans/s fell by a quarter).
+
+    With inserts=False (INGEST_WRITER=off: a receiver) it never opens ClickHouse: one thread closes this process's
+    old segments and re-reads the backlog (the spool's limits see what other processes' writers removed), and
+    stop() leaves the segments to the writer process sharing the spool (`manage.py serve_writer`).
     """
 
-    def __init__(self, spool: Spool, interval_s: float, kind: Kind = TRACES, threads: int = 1):
-        self.spool, self.interval_s, self.kind, self.threads = spool, interval_s, kind, threads
+    def __init__(self, spool: Spool, interval_s: float, kind: Kind = TRACES, threads: int = 1, inserts: bool = True):
+        self.spool, self.interval_s, self.kind, self.inserts = spool, interval_s, kind, inserts
+        self.threads = threads if inserts else 1
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._flush_lock = threading.Lock()
@@ -135,7 +140,8 @@ class Writer:
 
     def start(self) -> None:
         if not self._threads:
-            self._threads = [threading.Thread(target=self._run, args=(n,), daemon=True,
+            run = self._run if self.inserts else self._close_segments
+            self._threads = [threading.Thread(target=run, args=(n,), daemon=True,
                                               name=f"spool-writer-{self.kind.name}-{n}") for n in range(self.threads)]
             for thread in self._threads:
                 thread.start()
@@ -145,7 +151,7 @@ class Writer:
         for thread in self._threads:
             thread.join()
         self._threads = []
-        if drain:
+        if drain and self.inserts:
             try:
                 self.flush(force=True)
             except client.ClickHouseError as exc:
@@ -154,7 +160,11 @@ class Writer:
 
     def flush(self, force: bool = False) -> int:
         """Insert every claimable segment now, and wait for the batches background threads hold; returns how many
-        segments this call inserted. Raises ClickHouseError on failure."""
+        segments this call inserted. Raises ClickHouseError on failure. A receiver only closes its segments: 0."""
+        if not self.inserts:
+            self.spool.rotate(force=force)
+            self.spool.refresh_backlog()
+            return 0
         with self._flush_lock:
             done = self._drain(_role(0), force)
             for busy in self._busy:  # TRICKY: a batch a background thread holds was not claimable above
@@ -212,6 +222,16 @@ class Writer:
                 backoff = min(MAX_BACKOFF_S, max(backoff * 2, 1.0))
 
 
+    def _close_segments(self, n: int) -> None:
+        """A receiver's thread: its segments become claimable by age as the writer's would close them."""
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.spool.rotate()
+                self.spool.refresh_backlog()
+            except OSError:  # keep the thread alive: the next append reports a failing disk to its client
+                log.exception("spool: could not close segments; retrying")
+
+
 def _role(n: int) -> str:
     """The ClickHouse client of writer thread n: a client runs one call at a time."""
     return "writer" if n == 0 else f"writer-{n}"
@@ -234,7 +254,7 @@ class ProcessWriter:
                                   fsync=settings.INGEST_SPOOL_FSYNC, max_age_s=settings.INGEST_FLUSH_INTERVAL_MS / 1000)
                     threads = settings.INGEST_WRITER_THREADS if self.kind is TRACES else 1
                     self._writer = Writer(spool, interval_s=settings.INGEST_FLUSH_INTERVAL_MS / 4000, kind=self.kind,
-                                          threads=threads)
+                                          threads=threads, inserts=settings.INGEST_WRITER)
                     self._writer.start()
         return self._writer
 

@@ -130,6 +130,9 @@ INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
 # holds its INSERT's memory (~100 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
 INGEST_WRITER_THREADS = env_int("INGEST_WRITER_THREADS", 2, minimum=1, maximum=16)
+# off: this process only receives (authenticates, validates, spools) and never opens ClickHouse; a separate
+# `manage.py serve_writer` sharing the spool inserts its segments (the receive tier of docs/operations.md).
+INGEST_WRITER = env_bool("INGEST_WRITER", True)
 INGEST_RETRY_AFTER_SECONDS = env_int("INGEST_RETRY_AFTER_SECONDS", 5, minimum=1)
 # Fair ingest, per project (overrides in the admin): spans per second (0 = unlimited) with a burst of
 # rate x INGEST_PROJECT_BURST_SECONDS, enforced per receiving process, and the share of INGEST_SPOOL_MAX_BYTES

@@ -97,6 +97,11 @@ def _connect():
         except DriverError as exc:
             raise ClickHouseError(Reason.UNAVAILABLE, f"cannot reach ClickHouse at {urlparse(url).hostname}: {exc}") from exc
     path = embedded_path()
+    if not settings.INGEST_WRITER:
+        # TRICKY: chDB allows one process per data dir: a receiver that opened it would lock out the writer process
+        raise ClickHouseError(Reason.STORE_BUSY, f"This process runs with INGEST_WRITER=off (a receiver): the embedded "
+                              f"store at {path} is the writer process's (`manage.py serve_writer`); read it through "
+                              f"a process that holds it, or use a ClickHouse server (CLICKHOUSE_URL=http://...)")
     Path(path).mkdir(parents=True, exist_ok=True)
     # TRICKY: once this process has the engine open, its own lock on `status` would look foreign.
     if not _clients and _held_elsewhere(path):

@@ -37,6 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=8, help="web server threads")
 
     def handle(self, *args, demo, host, port, grpc_port, threads, **options):
+        if not settings.INGEST_WRITER:
+            raise CommandError("up runs the whole product, its spool writer included: unset INGEST_WRITER (off is "
+                               "for receivers beside `manage.py serve_writer`)")
         try:
             call_command("migrate", interactive=False, verbosity=0)
             migrate()
