@@ -10,8 +10,79 @@
 -- total + t_retry): queued_at is the last child's start, t_retry that - the first failed child's start, and t_queue,
 -- TTFT and total, measured from queued_at, lose the shift (NULL where an instant came before the last try). Where the
 -- last try started in the next hour it keeps its start, and t_retry is 0: its total holds the tries (as a held run).
+-- Where the span lacks a first or last token instant or token counts, its GenAI events sent as OTLP log records with
+-- its context give them (log_spans, filled); what the span gives is never replaced.
 INSERT INTO request_buckets
-WITH held_runs AS
+WITH log_spans AS
+(
+    -- per span, from its GenAI events sent as log records (otel_logs with its TraceId and SpanId; the event name is
+    -- EventName, else the attribute event.name): the first chunk event's time (OpenLLMetry's span event name), the last
+    -- gen_ai.choice's and usage (gen_ai.usage.input_tokens / output_tokens in the attributes, else in a gen_ai.* event's
+    -- JSON body, at its top or under `usage`). Only the logs of the traces of the window's attempts are read.
+    SELECT TraceId AS l_trace_id, SpanId AS l_span_id,
+           if(countIf(event = 'gen_ai.content.completion.chunk') > 0,
+              minIf(at, event = 'gen_ai.content.completion.chunk'), NULL) AS l_first_token_at,
+           if(countIf(event = 'gen_ai.choice') > 0, maxIf(at, event = 'gen_ai.choice'), NULL) AS l_last_token_at,
+           max(input_tokens) AS l_input_tokens, max(output_tokens) AS l_output_tokens
+    FROM
+    (
+        SELECT TraceId, SpanId, toTimeZone(Timestamp, 'UTC') AS at,
+               if(EventName != '', EventName, LogAttributes['event.name']) AS event,
+               startsWith(event, 'gen_ai.') AS genai,
+               coalesce(accurateCastOrNull(toFloat64OrNull(LogAttributes['gen_ai.usage.input_tokens']), 'UInt32'),
+                        if(genai, coalesce(JSONExtract(Body, 'gen_ai.usage.input_tokens', 'Nullable(UInt32)'),
+                                           JSONExtract(Body, 'usage', 'input_tokens', 'Nullable(UInt32)')), NULL))
+                   AS input_tokens,
+               coalesce(accurateCastOrNull(toFloat64OrNull(LogAttributes['gen_ai.usage.output_tokens']), 'UInt32'),
+                        if(genai, coalesce(JSONExtract(Body, 'gen_ai.usage.output_tokens', 'Nullable(UInt32)'),
+                                           JSONExtract(Body, 'usage', 'output_tokens', 'Nullable(UInt32)')), NULL))
+                   AS output_tokens
+        FROM otel_logs
+        WHERE project_id = {project_id:UInt32} AND SpanId != ''
+          -- an attempt's events come after its queued_at, within its stream (an hour of skew and stream allowed)
+          AND TimestampTime >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+          AND TimestampTime < {end:DateTime64(9, 'UTC')} + INTERVAL 2 HOUR
+          AND TraceId IN (
+              SELECT trace_id FROM spans
+              WHERE project_id = {project_id:UInt32} AND role = 'attempt'
+                AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
+                AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
+                AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')})
+    )
+    WHERE event IN ('gen_ai.content.completion.chunk', 'gen_ai.choice')
+       OR input_tokens IS NOT NULL OR output_tokens IS NOT NULL
+    GROUP BY TraceId, SpanId
+),
+filled AS
+(
+    -- the attempts view's rows with the span's instants and counts, else its logs' (log_spans), and the buckets that
+    -- start or end at a token instant measured from those as the view measures them (NULL when out of order)
+    SELECT *,
+           if(d_first >= 0, d_first, NULL) AS f_t_first_token_ms,
+           if(d_stream >= 0, d_stream, NULL) AS f_t_stream_ms,
+           if(d_post >= 0, d_post, NULL) AS f_t_post_ms,
+           if(d_ttft >= 0, d_ttft, NULL) AS f_ttft_ms
+    FROM
+    (
+        SELECT *,
+               (toUnixTimestamp64Nano(f_first_token_at) - toUnixTimestamp64Nano(admitted_at)) / 1e6 - coalesce(t_conn_ms, 0)
+                   AS d_first,
+               (toUnixTimestamp64Nano(f_last_token_at) - toUnixTimestamp64Nano(f_first_token_at)) / 1e6 AS d_stream,
+               (toUnixTimestamp64Nano(released_at) - toUnixTimestamp64Nano(f_last_token_at)) / 1e6 AS d_post,
+               (toUnixTimestamp64Nano(f_first_token_at) - toUnixTimestamp64Nano(queued_at)) / 1e6 AS d_ttft
+        FROM
+        (
+            SELECT a.*,
+                   coalesce(a.first_token_at, l.l_first_token_at) AS f_first_token_at,
+                   coalesce(a.last_token_at, l.l_last_token_at) AS f_last_token_at,
+                   coalesce(a.input_tokens, l.l_input_tokens) AS f_input_tokens,
+                   coalesce(a.output_tokens, l.l_output_tokens) AS f_output_tokens
+            FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
+            LEFT JOIN log_spans AS l ON l.l_trace_id = a.trace_id AND l.l_span_id = a.span_id
+        )
+    )
+),
+held_runs AS
 (
     -- runs (named by llm.run.id or litellm.call_id) with a failed try whose last-ended attempt started with the run:
     -- it holds the other tries. LiteLLM's v1 span of a call that succeeded on a retry starts with the call, 3 ms before
@@ -128,18 +199,18 @@ http_runs AS
 SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,
     if(coalesce(t.t_span_id, '') != '', t.t_tries, a.attempt), a.status, a.retry_cause, a.connection_reused, a.cap,
-    a.input_tokens, a.output_tokens,
+    a.f_input_tokens, a.f_output_tokens,
     -- with failed HTTP tries the final attempt starts at its last try: queued_at and what is measured from it move
     a.start_at, if(t.t_shift_ms > 0, t.t_queued_at, assumeNotNull(a.queued_at)),
-    a.admitted_at, a.first_token_at, a.last_token_at, a.released_at,
+    a.admitted_at, a.f_first_token_at, a.f_last_token_at, a.released_at,
     if(a.t_queue_ms - t.t_shift_ms >= 0, a.t_queue_ms - t.t_shift_ms, NULL),
-    a.t_conn_ms, a.t_first_token_ms, a.t_stream_ms, a.t_post_ms,
+    a.t_conn_ms, a.f_t_first_token_ms, a.f_t_stream_ms, a.f_t_post_ms,
     multiIf(coalesce(h.h_span_id, '') != '', if(a.span_id = h.h_span_id, 0., NULL),
             coalesce(t.t_span_id, '') != '', t.t_tries_retry_ms,
             mapContains(a.span_attributes, 'llm.run.id') OR mapContains(a.resource_attributes, 'llm.run.id')
             OR mapContains(a.span_attributes, 'llm.attempt') OR mapContains(a.span_attributes, 'http.request.resend_count')
             OR mapContains(a.span_attributes, 'litellm.call_id'), a.t_retry_ms, NULL),
-    if(a.ttft_ms - t.t_shift_ms >= 0, a.ttft_ms - t.t_shift_ms, NULL),
+    if(a.f_ttft_ms - t.t_shift_ms >= 0, a.f_ttft_ms - t.t_shift_ms, NULL),
     if(a.total_ms - t.t_shift_ms >= 0, a.total_ms - t.t_shift_ms, NULL),
     if(a.own_prep_ms IS NULL AND p.prep_ms IS NULL, NULL, coalesce(a.own_prep_ms, 0) + coalesce(p.prep_ms, 0)),
     if(a.own_network_ms IS NULL AND p.network_ms IS NULL, NULL, coalesce(a.own_network_ms, 0) + coalesce(p.network_ms, 0)),
@@ -150,7 +221,7 @@ SELECT
             a.t_retry_ms IS NOT NULL),
     if(coalesce(t.t_span_id, '') != '', t.t_tries, a.run_attempt_count),
     {computed_at:DateTime64(3, 'UTC')}
-FROM attempts(project_id = {project_id:UInt32}, start = {start:DateTime64(9, 'UTC')}, end = {end:DateTime64(9, 'UTC')}) AS a
+FROM filled AS a
 -- the stage spans of the run's root span (the attempt's parent)
 LEFT JOIN stage_sums AS p ON p.s_trace_id = a.trace_id AND p.s_parent_span_id = a.parent_span_id
 LEFT JOIN held_runs AS h ON h.h_service = a.service AND h.h_run_id = a.run_id
