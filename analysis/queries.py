@@ -336,6 +336,30 @@ def stage_sums(project_id, service, start, end, route="", tenant="") -> dict:
     return {k: (int(v) if k in ("attempts", "runs") or k.endswith("_n") else float(v or 0)) for k, v in row.items()}
 
 
+def layer_stage_sums(project_id, service, start, end) -> list[dict]:
+    """Per engine service `service`'s calls queued in [start, end) reached, most calls first: {"engine_service",
+    "links", "t_gateway_sum", "t_network_total_sum", "call_<part>_sum" (the calls' own t_queue, t_conn,
+    t_first_token, t_stream, t_post, prep, network), and stage_sums' keys of the engine attempts ("attempts" = links)}
+    (ms, unknown values add nothing; sql/layer_stage_sums.sql). [] for a service with no call seen at two layers."""
+    rows = client.query(_sql("layer_stage_sums"), parameters=_params(project_id, service, start, end))
+    return [{k: (v if k == "engine_service" else int(v) if k == "links" or k.endswith("_n") else float(v or 0))
+             for k, v in r.items()} | {"attempts": int(r["links"])} for r in rows]
+
+
+def layer_series_of(project_id, services: list[str], start, end) -> dict[str, dict[datetime, dict]]:
+    """service -> {minute (aware UTC): {"p50", "p95", "count"}} of t_gateway over its calls seen at two layers and
+    queued in [start, end) (sql/layer_series.sql); a service without such calls is absent."""
+    params = {**_params(project_id, "", start, end), "services": list(services)}
+    out: dict[str, dict[datetime, dict]] = {}
+    for r in client.query(_sql("layer_series"), parameters=params):
+        p50, p95 = r["t_gateway_q"]
+        known = int(r["t_gateway_count"])
+        out.setdefault(r["service"], {})[r["minute"].replace(tzinfo=timezone.utc)] = (
+            {"p50": p50 if math.isfinite(p50) else None, "p95": p95 if math.isfinite(p95) else None, "count": known}
+            if known else {"p50": None, "p95": None, "count": 0})
+    return out
+
+
 def scope_excess(project_id, service, start, end, baseline_start, baseline_end, bucket: str, baseline_mean_ms: float,
                  edges, limit: int, min_count: int, route="", tenant="") -> list[dict]:
     """The excess of `bucket` (a name of analysis.buckets.ALL; ValueError otherwise; means in ms) per dimension

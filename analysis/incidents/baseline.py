@@ -5,7 +5,7 @@ traffic, else the preceding minutes up to ANALYSIS_BASELINE_HOURS before t. Minu
 detected incidents are left out of both. With fewer than incident_baseline_minutes minutes with traffic there
 is no baseline and no detection (detection.py counts those minutes, it does not guess).
 
-Per metric (analysis.buckets.ALL) the statistics are the median and the MAD of the per-minute p95s (and p50s)
+Per metric (METRICS: analysis.buckets.ALL and t_gateway) the statistics are the median and the MAD of the per-minute p95s (and p50s)
 over the baseline minutes with enough known values: medians of minutes, not a quantile of pooled attempts, so
 one busy minute weighs no more than a quiet one and an outlier minute barely moves them.
 """
@@ -23,7 +23,16 @@ DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)
 LEVELS = ("p50", "p95")
 PREPARE_CHUNK = 240  # minutes whose spans are stacked at once by Chooser.prepare (~6 MB for 3-hour spans)
-COLUMNS = [(metric, level) for metric in buckets.ALL for level in LEVELS]
+# The metrics judged: the buckets, and t_gateway for a gateway's calls seen at two layers (jobs._series adds it):
+# time added in its server span outside its calls moves none of the buckets. A series without it never departs on it.
+METRICS = buckets.ALL + ("t_gateway",)
+UNKNOWN = {"p50": None, "p95": None, "count": 0}
+COLUMNS = [(metric, level) for metric in METRICS for level in LEVELS]
+
+
+def value(point: dict, metric: str) -> dict:
+    """A point's {"p50", "p95", "count"} of `metric`; not measured (count 0) when the point has none."""
+    return point.get(metric, UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -59,8 +68,8 @@ def summarize(points: list[dict], source: str, min_attempts: int) -> Baseline:
 def matrix(points: list[dict], min_attempts: int) -> np.ndarray:
     """One row per point, a column per (metric, level) of COLUMNS: the value, NaN when the minute has fewer than
     min_attempts known values of that metric (not measured enough to count)."""
-    return np.array([[p[m][level] if p[m]["count"] >= min_attempts and p[m][level] is not None else np.nan
-                      for m, level in COLUMNS] for p in points], dtype=float).reshape(len(points), len(COLUMNS))
+    return np.array([[value(p, m)[level] if value(p, m)["count"] >= min_attempts and value(p, m)[level] is not None
+                      else np.nan for m, level in COLUMNS] for p in points], dtype=float).reshape(len(points), len(COLUMNS))
 
 
 def _summary(first: datetime, last: datetime, rows: np.ndarray, source: str) -> Baseline:

@@ -4,7 +4,8 @@ A minute with at least incident_min_attempts attempts is judged; quieter minutes
 are skipped. A judged minute is *off* when any metric (a bucket, ttft, total) with enough known values has a p95
 above its baseline median by all three of: a factor, k robust deviations (1.4826 x MAD) and an absolute floor
 (a share of the baseline's TTFT p95, at least a few tens of ms), so noise and tiny buckets (t_queue 0 -> 5 ms)
-never count. A metric the spans cannot give has no known values and never departs.
+never count. A metric the spans cannot give has no known values and never departs. A gateway whose calls were seen
+at two layers has one metric more, t_gateway (baseline.METRICS; jobs._series adds it to its whole-service series).
 
 An incident opens at the first of incident_persist_minutes consecutive off minutes (its onset) and keeps the
 baseline of that minute and the metrics that were off in most of those minutes (its *own* metrics). While it is
@@ -37,7 +38,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from analysis import buckets
-from analysis.incidents.baseline import COLUMNS, Baseline, Chooser, matrix
+from analysis.incidents.baseline import COLUMNS, METRICS, Baseline, Chooser, matrix, value as at
 from analysis.thresholds import Thresholds
 
 MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
@@ -69,7 +70,7 @@ class Found:
     baseline: Baseline
     end: datetime | None = None
     points: list = field(default_factory=list)
-    own: tuple = buckets.ALL  # the metrics that keep it open (own_metrics)
+    own: tuple = METRICS  # the metrics that keep it open (own_metrics)
     level: str = "p95"  # the per-minute quantile it was judged on (detect)
     slice: dict | None = None  # {"dimension", "value"}: found on a tenant's or an instance's own series (jobs.py)
     end_reason: str | None = None  # "silence": closed because the service stopped sending (detect)
@@ -77,7 +78,7 @@ class Found:
     def departed(self, th: Thresholds) -> list[str]:
         """The metrics off in at least one of the incident's minutes, the most off minutes first."""
         counts = {m: sum(1 for p in self.points if off_metric(p, m, self.baseline, th, self.level))
-                  for m in buckets.ALL}
+                  for m in METRICS}
         return sorted((m for m, n in counts.items() if n), key=lambda m: -counts[m])
 
     def peak(self) -> dict:
@@ -119,7 +120,7 @@ def floor_ms(baseline: Baseline, th: Thresholds, level: str = "p95") -> float:
 def off_metric(point: dict, metric: str, baseline: Baseline, th: Thresholds, level: str = "p95") -> bool:
     """Whether the minute's p95 (or `level`) of `metric` is above its baseline by the factor, the deviations and
     the floor."""
-    value, stats = point[metric], baseline.stats.get(metric)
+    value, stats = at(point, metric), baseline.stats.get(metric)
     if stats is None or value["count"] < th.incident_min_attempts or value[level] is None:
         return False
     median, spread = stats[level]
@@ -131,7 +132,7 @@ def off_metric(point: dict, metric: str, baseline: Baseline, th: Thresholds, lev
 
 
 def is_off(point: dict, baseline: Baseline, th: Thresholds, level: str = "p95") -> bool:
-    return any(off_metric(point, metric, baseline, th, level) for metric in buckets.ALL)
+    return any(off_metric(point, metric, baseline, th, level) for metric in METRICS)
 
 
 def off_minutes(values: np.ndarray, center: np.ndarray, spread: np.ndarray, th: Thresholds,
@@ -140,7 +141,7 @@ def off_minutes(values: np.ndarray, center: np.ndarray, spread: np.ndarray, th: 
     center and spread (medians and MADs, Chooser.prepare's) are minutes x baseline.COLUMNS, NaN where unknown.
     The same rule as off_metric and floor_ms, written for arrays (tested equal to them); a NaN compares false."""
     column = {key: n for n, key in enumerate(COLUMNS)}
-    picked = [column[metric, level] for metric in buckets.ALL]
+    picked = [column[metric, level] for metric in METRICS]
     median, deviation, value = center[:, picked], spread[:, picked], values[:, picked]
     reference = center[:, column["ttft", level]]
     reference = np.where(np.isnan(reference), center[:, column["total", level]], reference)
@@ -154,14 +155,14 @@ def off_minutes(values: np.ndarray, center: np.ndarray, spread: np.ndarray, th: 
 
 def own_metrics(onset: list[dict], baseline: Baseline, th: Thresholds, level: str = "p95") -> tuple:
     """The metrics off in most of an incident's onset minutes (at least one: the most often off)."""
-    counts = {m: sum(1 for p in onset if off_metric(p, m, baseline, th, level)) for m in buckets.ALL}
+    counts = {m: sum(1 for p in onset if off_metric(p, m, baseline, th, level)) for m in METRICS}
     most = [m for m, n in counts.items() if 2 * n > len(onset)]
     return tuple(most) or (max(counts, key=counts.get),)
 
 
 def still_off(point: dict, baseline: Baseline, th: Thresholds, own: tuple, bar: dict, level: str = "p95") -> bool:
     """Whether one of an incident's own metrics is off in this minute and above its halfway bar (if it has one)."""
-    return any(off_metric(point, m, baseline, th, level) and point[m][level] > bar.get(m, 0.0) for m in own)
+    return any(off_metric(point, m, baseline, th, level) and at(point, m)[level] > bar.get(m, 0.0) for m in own)
 
 
 class Levels:
@@ -178,12 +179,12 @@ class Levels:
 
     def __init__(self, points: list[dict], own: tuple, baseline: Baseline, level: str = "p95"):
         self.baseline, self.level = baseline, level
-        self.values = {m: sorted(p[m][level] for p in points if p[m][level] is not None) for m in own}
+        self.values = {m: sorted(at(p, m)[level] for p in points if at(p, m)[level] is not None) for m in own}
 
     def add(self, point: dict) -> None:
         for metric, values in self.values.items():
-            if point[metric][self.level] is not None:
-                bisect.insort(values, point[metric][self.level])
+            if at(point, metric)[self.level] is not None:
+                bisect.insort(values, at(point, metric)[self.level])
 
     def bar(self) -> dict:
         bar = {}

@@ -29,7 +29,8 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
 
     verdict: a code of analysis.diagnosis.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
-    compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first. scope: [{"dimension",
+    compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first (a gateway with calls seen at two
+    layers: with "layer" and "service", causes.layered). scope: [{"dimension",
     "value", "share"}], [] when service-wide; an incident found on a route's own series names its route first, one
     found on a tenant's or an instance's (`slice_`: {"dimension", "value"}) names that slice first. path: the
     compared flowchart's steps (compare.py), on the dominant tenant's or route's requests when the scope has one. An
@@ -47,8 +48,12 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
         raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
     baseline = collect(project_id, service, baseline_start, baseline_end, route=route)
     steps = compare.compared_steps(incident, baseline, thresholds)
-    ranked = causes_.causes(*_sums(windows, {"route": route}, baseline.window), steps)
-    where = _scope(windows, baseline, ranked[0]["code"] if ranked else compare.walk(steps)[0], route)
+    sums = _sums(windows, {"route": route}, baseline.window)
+    ranked = causes_.causes(*sums, steps)
+    if baseline.layers.linked and not route:  # a gateway seen at two layers: its increase split across them
+        ranked = _across_layers(windows, sums, steps, thresholds)
+    where = _scope(windows, baseline, ranked[0]["code"] if ranked else compare.walk(steps)[0], route,
+                   ranked[0].get("layer", "") if ranked else "")
     if slice_:  # the path and causes of a tenant's incident are that tenant's (an instance's cannot be narrowed to)
         where = _named_first(where, slice_["dimension"], slice_["value"])
     narrow = _narrowing(where, route)
@@ -77,9 +82,13 @@ def why(verdict: str, ranked: list[dict], path: list[dict]) -> str:
     return "because " + "; ".join(parts) if parts else ""
 
 
-def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
-    """scope.scope() on the excess of the bucket that locates `cause`; [] without a baseline to exceed."""
-    bucket = scope_.MEASURED.get(cause, "total")
+def _scope(windows, baseline, cause: str, route: str, layer: str = "") -> list[dict]:
+    """scope.scope() on the excess of the bucket that locates `cause`; [] without a baseline to exceed. A cause
+    across layers (causes.layered) is located on the call's total, which holds the network and the engine (the
+    call's own buckets do not split them); the gateway's own time (t_gateway) is not located yet: []."""
+    if (cause, layer) == ("gateway_overhead", "gateway"):
+        return []
+    bucket = "total" if layer in ("network", "engine") else scope_.MEASURED.get(cause, "total")
     mean_ms = getattr(baseline.buckets, bucket).mean
     material_ms = baseline.buckets.ttft.mean or baseline.buckets.total.mean
     if mean_ms is None or not material_ms:
@@ -89,6 +98,19 @@ def _scope(windows, baseline, cause: str, route: str) -> list[dict]:
     if baseline.layers.linked and not route:  # a gateway: the engines (and their instances) its calls went to
         rows += queries.scope_excess_layers(*windows, settings.ANALYSIS_TOP_N, scope_.MIN_ATTEMPTS)
     return scope_.scope(rows, material_ms, cause)
+
+
+def _across_layers(windows, sums, steps, thresholds) -> list[dict]:
+    """causes.layered() on the gateway's calls seen at two layers (queries.layer_stage_sums of both windows), an
+    engine's queue cause from that engine's own steps over the same windows."""
+    project_id, service, start, end, baseline_start, baseline_end = windows
+    links = (queries.layer_stage_sums(project_id, service, start, end),
+             queries.layer_stage_sums(project_id, service, baseline_start, baseline_end))
+
+    def engine_steps(engine: str) -> dict:
+        return compare.compared_steps(collect(project_id, engine, start, end),
+                                      collect(project_id, engine, baseline_start, baseline_end), thresholds)
+    return causes_.layered(*sums, steps, links, service, engine_steps) if links[0] else causes_.causes(*sums, steps)
 
 
 def _named_first(where: list[dict], dimension: str, value: str) -> list[dict]:

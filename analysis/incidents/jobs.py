@@ -15,7 +15,7 @@ from django.conf import settings
 from analysis import queries
 from analysis.fairness import Deadline, run_in_turns
 from analysis.incidents import queue
-from analysis.incidents.baseline import DAY, HOUR, Chooser
+from analysis.incidents.baseline import DAY, HOUR, UNKNOWN, Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, Detection, detect, keep_slices
 from analysis.incidents.records import reconcile
 from analysis.materialize import store_now
@@ -102,7 +102,18 @@ def _series(project_id, services, start, end, th) -> dict[str, tuple[dict, dict]
     # the previous day is a baseline only with that many), but not ranked (another day's busiest may differ)
     previous = queries.incident_series_slices_of(project_id, services, _hour(start) - DAY, _hour(end) + HOUR - DAY,
                                                  **{**limits, "max_slices": queries.UINT32_MAX})
+    _add_layers(points, queries.layer_series_of(project_id, services, start - timedelta(hours=hours), end))
+    _add_layers(previous, queries.layer_series_of(project_id, services, _hour(start) - DAY, _hour(end) + HOUR - DAY))
     return {service: (points[service], previous[service]) for service in services}
+
+
+def _add_layers(series: dict, layers: dict) -> None:
+    """Give each minute of a gateway's whole-service series its t_gateway (queries.layer_series_of): the time its
+    server span spends outside its calls is what the user waits for too, and moves none of the call's buckets. Only
+    services with calls seen at two layers get it (a single-layer service's series stays as read)."""
+    for service, minutes in layers.items():
+        for point in series.get(service, {}).get(("", ""), []):
+            point["t_gateway"] = minutes.get(point["at"], UNKNOWN)
 
 
 def _walk(project_id, service, start, end, th, series: Series | None = None) -> dict[tuple[str, str], Detection]:
