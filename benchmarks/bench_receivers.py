@@ -16,7 +16,7 @@ bench_ingest.py's run): the embedded figure beside the tier's, on the same machi
 is off (INGEST_PROJECT_SPANS_PER_SECOND=0): the bench measures the processes, not a project's quota.
 
     .venv/bin/python benchmarks/bench_receivers.py [--spans 200000] [--batch 500] [--senders 4]
-        [--receivers 1,2] [--threads 16] [--repeat 1] [--up] [--server-env INGEST_WRITER_THREADS=1 ...]
+        [--receivers 1,2] [--threads 16] [--writer-threads N] [--repeat 1] [--up] [--server-env INGEST_WRITER_THREADS=1 ...]
 """
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ from server import PYTHON, ROOT, BenchError, Server, free_port, machine_cpu_s, o
 class Tier(Server):
     """`receivers` × `serve_web` (INGEST_WRITER=off) and one `serve_writer` on a fresh temp data dir."""
 
-    def __init__(self, server_env: dict[str, str], receivers: int, threads: int):
+    def __init__(self, server_env: dict[str, str], receivers: int, threads: int, writer_env: dict[str, str]):
         super().__init__(server_env)
-        self.n, self.threads = receivers, threads
+        self.n, self.threads, self.writer_env = receivers, threads, writer_env
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.urls: list[str] = []
 
@@ -52,7 +52,7 @@ class Tier(Server):
         self._manage("migrate", "--noinput", "-v", "0")
         self._manage("migrate_clickhouse")
         self.key = self._manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
-        self._spawn("writer", ["serve_writer"], {})
+        self._spawn("writer", ["serve_writer"], self.writer_env)
         for n in range(self.n):
             port = free_port()
             self._spawn(f"receiver-{n}", ["serve_web", "--host", "127.0.0.1", "--port", str(port), "--threads",
@@ -158,7 +158,8 @@ def send_split(urls: list[str], key: str, bodies: list[bytes], senders: int) -> 
 
 
 def run_once(bodies: list[bytes], total: int, receivers: int, a, server_env: dict[str, str]) -> dict:
-    tier = Tier(server_env, receivers, a.threads)
+    writer_env = {"INGEST_WRITER_THREADS": str(a.writer_threads)} if a.writer_threads else {}
+    tier = Tier(server_env, receivers, a.threads, writer_env)
     try:
         tier.start()
         pids = tier.pids()
@@ -197,6 +198,8 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=16, help="waitress threads of each receiver")
     p.add_argument("--repeat", type=int, default=1, help="rounds; each runs every tier size once, alternating")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--writer-threads", type=int, default=0,
+                   help="INGEST_WRITER_THREADS of serve_writer alone (default: the setting's, 2)")
     p.add_argument("--up", action="store_true", help="also run `up` (one process) on the workload in each round")
     p.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                    help="environment override for every process of the tier (repeatable)")
@@ -237,6 +240,8 @@ def main() -> int:
         print(f"\nreceive-tier benchmark FAILED: {exc}", file=sys.stderr)
         return 1
     overrides = " ".join(f"{k}={v}" for k, v in server_env.items())
+    if a.writer_threads:
+        overrides += f"; serve_writer: INGEST_WRITER_THREADS={a.writer_threads}"
     print(f"\nreceive tier: {a.spans:,} spans, medians of {a.repeat} run(s) (server env: {overrides})")
     for n in sorted(runs):
         med = {k: statistics.median(run[k] for run in runs[n]) for k in ("accepted", "stored")}
