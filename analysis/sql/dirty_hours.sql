@@ -51,11 +51,11 @@ FROM
     UNION ALL
     SELECT project_id, toStartOfHour(queued_at) AS hour
     FROM spans
-    -- the attempts those records are of: queued at most 3 hours before them (the materialization reads the logs of
-    -- [hour - 1 h, hour + 3 h)); none without `logged`
+    -- the attempts those records are of: queued at most 2 hours before them (the materialization reads the logs of
+    -- [hour - 5 min, hour + 2 h)); none without `logged`
     WHERE role = 'attempt' AND queued_at IS NOT NULL
-      AND start_at >= (SELECT min(at) FROM logged) - INTERVAL 3 HOUR
-      AND start_at < (SELECT max(at) FROM logged) + INTERVAL 1 HOUR
+      AND start_at >= (SELECT min(at) FROM logged) - INTERVAL 2 HOUR
+      AND start_at < (SELECT max(at) FROM logged) + INTERVAL 5 MINUTE
       AND (project_id, trace_id, span_id) IN (SELECT project_id, trace_id, span_id FROM logged)
 )
 ORDER BY project_id, hour

@@ -39,9 +39,10 @@ WITH log_spans AS
                    AS output_tokens
         FROM otel_logs
         WHERE project_id = {project_id:UInt32} AND SpanId != ''
-          -- an attempt's events come after its queued_at, within its stream (an hour of skew and stream allowed)
-          AND TimestampTime >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-          AND TimestampTime < {end:DateTime64(9, 'UTC')} + INTERVAL 2 HOUR
+          -- an attempt's events come after its queued_at, within its call (5 minutes of clock skew and calls of up to
+          -- an hour past the window allowed, as the spans' bounds: a call running longer loses its events)
+          AND TimestampTime >= {start:DateTime64(9, 'UTC')} - INTERVAL 5 MINUTE
+          AND TimestampTime < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
           AND TraceId IN (
               SELECT trace_id FROM spans
               WHERE project_id = {project_id:UInt32} AND role = 'attempt'
