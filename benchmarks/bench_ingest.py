@@ -75,31 +75,33 @@ def parse_rate(bodies: list[bytes], spans: int) -> float:
 
 
 def send_all(server: Server, bodies: list[bytes], counts: list[int], senders: int) -> tuple[float, float]:
-    """POST every body with `senders` keep-alive threads; returns (t_first_send, t_last_200) as perf_counter."""
-    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {server.key}"}
+    """POST every body to `server` with `senders` keep-alive threads; returns (t_first_send, t_last_200)."""
+    return send_split([server.url], server.key, bodies, senders)
+
+
+def send_split(urls: list[str], key: str, bodies: list[bytes], senders: int) -> tuple[float, float]:
+    """POST every body with `senders` keep-alive threads, sender n to urls[n % len(urls)]; (t_first, t_last_200)."""
+    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"}
     errors: list[str] = []
     done_at = [0.0] * senders
     start = threading.Barrier(senders + 1)
 
     def sender(n: int) -> None:
+        url = f"{urls[n % len(urls)]}/v1/traces"
         with requests.Session() as session:
             start.wait()
             for i in range(n, len(bodies), senders):
                 if errors:
                     return
                 try:
-                    r = session.post(f"{server.url}/v1/traces", data=bodies[i], headers=headers, timeout=120)
+                    r = session.post(url, data=bodies[i], headers=headers, timeout=120)
                 except requests.RequestException as exc:
                     errors.append(f"body {i}: {exc}")
                     return
-                if r.status_code != 200:
+                partial = ExportTraceServiceResponse.FromString(r.content).partial_success if r.ok else None
+                if r.status_code != 200 or partial.rejected_spans or partial.error_message:
                     errors.append(f"body {i}: HTTP {r.status_code} {r.headers.get('X-Latency-Obs-Reason', '')} "
                                   f"{r.content[:300]!r}")
-                    return
-                partial = ExportTraceServiceResponse.FromString(r.content).partial_success
-                if partial.rejected_spans or partial.error_message:
-                    errors.append(f"body {i} of {counts[i]} spans: partial_success rejected={partial.rejected_spans} "
-                                  f"{partial.error_message!r}")
                     return
             done_at[n] = time.perf_counter()
 

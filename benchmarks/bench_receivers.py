@@ -25,18 +25,16 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import requests
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ingest import parse_rate  # noqa: E402
+from bench_ingest import parse_rate, send_split  # noqa: E402
 from bench_ingest import run_once as run_up  # noqa: E402
 from payloads import build_bodies  # noqa: E402
-from server import PYTHON, ROOT, BenchError, Server, free_port, machine_cpu_s, own_cpu_s, proc_figures  # noqa: E402
+from server import PYTHON, BenchError, Server, free_port, machine_cpu_s, own_cpu_s, proc_figures  # noqa: E402
 
 
 class Tier(Server):
@@ -117,44 +115,6 @@ def _answers(url: str) -> bool:
         return requests.get(f"{url}/healthz", timeout=2).status_code == 200
     except requests.RequestException:
         return False
-
-
-def send_split(urls: list[str], key: str, bodies: list[bytes], senders: int) -> tuple[float, float]:
-    """POST every body with `senders` keep-alive threads, sender n to urls[n % len(urls)]; (t_first, t_last_200)."""
-    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"}
-    errors: list[str] = []
-    done_at = [0.0] * senders
-    start = threading.Barrier(senders + 1)
-
-    def sender(n: int) -> None:
-        url = f"{urls[n % len(urls)]}/v1/traces"
-        with requests.Session() as session:
-            start.wait()
-            for i in range(n, len(bodies), senders):
-                if errors:
-                    return
-                try:
-                    r = session.post(url, data=bodies[i], headers=headers, timeout=120)
-                except requests.RequestException as exc:
-                    errors.append(f"body {i}: {exc}")
-                    return
-                partial = ExportTraceServiceResponse.FromString(r.content).partial_success if r.ok else None
-                if r.status_code != 200 or partial.rejected_spans or partial.error_message:
-                    errors.append(f"body {i}: HTTP {r.status_code} {r.headers.get('X-Latency-Obs-Reason', '')} "
-                                  f"{r.content[:300]!r}")
-                    return
-            done_at[n] = time.perf_counter()
-
-    threads = [threading.Thread(target=sender, args=(n,), daemon=True) for n in range(senders)]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    if errors:
-        raise BenchError("send failed: " + "; ".join(errors[:5]))
-    return t0, max(done_at)
 
 
 def run_once(bodies: list[bytes], total: int, receivers: int, a, server_env: dict[str, str]) -> dict:
