@@ -17,6 +17,19 @@ from analysis.materialize import HOUR, materialize
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from analysis.queries import active_services
 from analysis.windows import last_full_hour, recent_window
+from store import client
+
+# The jobs' ClickHouse client, a client of its own: a client serialises its calls (store/client.py), and the minute
+# jobs' statements take seconds, which the pages' reads (the "default" client of the web threads) must not queue
+# behind: in `make bench-live` (5,000 spans/s) a page waited up to a whole materialization (30-120 s) for it. The
+# role starts with "read-", so its gather()s run in place (store/concurrent.py) instead of on the reader threads the
+# pages' reads use: the jobs run one statement at a time.
+JOBS_ROLE = "read-jobs"
+
+
+def use_jobs_client() -> None:
+    """This thread (the embedded worker's) reads and writes ClickHouse through the jobs' own client."""
+    client.bind_reader(JOBS_ROLE)
 
 
 def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:

@@ -4,12 +4,8 @@ chDB allows one process per data directory, so `up` cannot fork workers. With th
 (CELERY_BROKER_URL unset) beat's messages reach this thread's worker through kombu's memory
 transport: the same tasks and schedule as production, without Redis.
 
-The worker thread reads and writes ClickHouse through a client of its own (JOBS_ROLE): a client serialises its
-calls (store/client.py), and the minute jobs' statements take seconds, which the pages' reads (the "default"
-client of the web threads) must not queue behind: in `make bench-live` (5,000 spans/s) a page waited up to a whole
-materialization (30-120 s) for it. Its role starts with "read-", so its gather()s run in place (store/concurrent.py)
-instead of on the reader threads the pages' reads use: the jobs run one statement at a time, and a settled hour's
-aggregates no longer fill the reader threads ahead of a page's reads.
+The worker thread reads and writes ClickHouse through the jobs' client of its own (analysis.jobs.use_jobs_client),
+so the pages' reads on the web threads never queue behind the minute jobs' statements.
 """
 import threading
 
@@ -18,10 +14,8 @@ from celery.worker import WorkController
 from celery.worker import state as worker_state
 from django.conf import settings
 
+from analysis.jobs import use_jobs_client
 from latency_obs.celery import app
-from store import client
-
-JOBS_ROLE = "read-jobs"
 
 
 class EmbeddedCelery:
@@ -41,7 +35,7 @@ class EmbeddedCelery:
         self.beat.start()
 
     def _work(self) -> None:
-        client.bind_reader(JOBS_ROLE)
+        use_jobs_client()
         self.worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:
