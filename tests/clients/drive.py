@@ -42,14 +42,10 @@ def _instrumentor(name: str):
     return OpenAIInstrumentor()
 
 
-def main(name: str, base_url: str, streamed: int, plain: int) -> None:
+def call(base_url: str, streamed: int, plain: int) -> None:
+    """STREAMED streaming chat calls (with usage), then PLAIN non-streaming ones, with the real openai client."""
     import openai
 
-    provider = TracerProvider(resource=Resource.create())
-    provider.add_span_processor(SimpleSpanProcessor(_exporter()))
-    trace.set_tracer_provider(provider)
-    instrumentor = _instrumentor(name)
-    instrumentor.instrument(tracer_provider=provider)
     client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
     messages = [{"role": "user", "content": "say ten words"}]
     for _ in range(streamed):
@@ -60,6 +56,15 @@ def main(name: str, base_url: str, streamed: int, plain: int) -> None:
     for _ in range(plain):
         reply = client.chat.completions.create(model="local-gpt", messages=messages)
         assert reply.usage.completion_tokens > 0
+
+
+def main(name: str, base_url: str, streamed: int, plain: int) -> None:
+    provider = TracerProvider(resource=Resource.create())
+    provider.add_span_processor(SimpleSpanProcessor(_exporter()))
+    trace.set_tracer_provider(provider)
+    instrumentor = _instrumentor(name)
+    instrumentor.instrument(tracer_provider=provider)
+    call(base_url, streamed, plain)
     instrumentor.uninstrument()
     provider.shutdown()  # SimpleSpanProcessor exported each span as it ended; this flushes the exporter
 

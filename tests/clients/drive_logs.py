@@ -21,6 +21,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from tests.clients.drive import call
+
 
 def _instrumentor(name: str):
     if name == "openllmetry":
@@ -33,8 +35,6 @@ def _instrumentor(name: str):
 
 
 def main(name: str, base_url: str, streamed: int, plain: int) -> None:
-    import openai
-
     resource = Resource.create()
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -43,16 +43,7 @@ def main(name: str, base_url: str, streamed: int, plain: int) -> None:
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter()))
     instrumentor = _instrumentor(name)
     instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
-    client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
-    messages = [{"role": "user", "content": "say ten words"}]
-    for _ in range(streamed):
-        stream = client.chat.completions.create(
-            model="local-gpt", messages=messages, stream=True, stream_options={"include_usage": True})
-        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
-        assert text.startswith("w0 "), text
-    for _ in range(plain):
-        reply = client.chat.completions.create(model="local-gpt", messages=messages)
-        assert reply.usage.completion_tokens > 0
+    call(base_url, streamed, plain)
     instrumentor.uninstrument()
     tracer_provider.shutdown()
     logger_provider.shutdown()
