@@ -45,7 +45,7 @@ bench-analysis: venv
 bench-detect: venv
 	$(PY) benchmarks/bench_detect.py $(BENCH_DETECT_ARGS)
 
-# what a fresh read costs (analysis/freshness.py): the check, and materializing the current hour on demand
+# what a fresh read costs (analysis/rollups/freshness.py): the check, and materializing the current hour on demand
 bench-freshness: venv
 	$(PY) benchmarks/bench_freshness.py
 

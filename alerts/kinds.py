@@ -15,7 +15,10 @@ from django.db.models import Q
 from django.urls import reverse
 
 from alerts.models import AlertRule, AlertState
-from analysis import evidence, queries, slos as slo_status, stats
+from analysis import stats
+from analysis.diagnosis import evidence
+from analysis.reads import queries
+from analysis.reads import slos as slo_status
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.windows import iso
@@ -281,7 +284,7 @@ class IncidentKind(Kind):
 
 
 class SloBurn(Kind):
-    """An SLO's error budget burning too fast: analysis.slos.PAGES, the SRE workbook's multiwindow alerts (1 h and
+    """An SLO's error budget burning too fast: analysis.reads.slos.PAGES, the SRE workbook's multiwindow alerts (1 h and
     5 min both at 14.4x or more, or 6 h and 30 min both at 6x or more). One group per SLO (key: its id): the rule's
     SLO, or every SLO of the service (on the rule's route when it names one). requests: the measured requests of the
     last hour. The hold is the short window (it must burn too), not for_seconds; a deleted SLO that fired resolves."""

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from alerts.validation import validate_webhook_url
 from analysis import buckets
-from analysis.diagnosis import VERDICTS
+from analysis.diagnosis.flowchart import VERDICTS
 from projects.models import Project
 
 

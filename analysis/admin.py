@@ -17,7 +17,7 @@ class WindowDiagnosisAdmin(admin.ModelAdmin):
     readonly_fields = ("result",)
 
 
-# the minute jobs' backlog (analysis/backlog.py): what waits, per project, and since when
+# the minute jobs' backlog (analysis/work/backlog.py): what waits, per project, and since when
 @admin.register(DirtyHour)
 class DirtyHourAdmin(admin.ModelAdmin):
     list_display = ("project", "hour", "queued_at")

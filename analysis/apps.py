@@ -6,7 +6,7 @@ class AnalysisConfig(AppConfig):
     name = "analysis"
 
     def ready(self):
-        from analysis.thresholds import check_settings
+        from analysis.diagnosis.thresholds import check_settings
 
         # `manage.py check`, `up` and the other commands run from a shell refuse to start with bad
         # ANALYSIS_THRESHOLDS, rather than the first diagnosis failing later in a worker

@@ -1,4 +1,4 @@
-"""The typed evidence of one service window (what analysis.evidence.collect returns, what the diagnosis reads).
+"""The typed evidence of one service window (what analysis.diagnosis.evidence.collect returns, what the diagnosis reads).
 
 Every record is a frozen dataclass read through attributes, so a misspelt name raises AttributeError instead of
 reading as "unknown". A value the spans cannot give is None, never 0. `to_json()` is the JSON of the diagnosis
@@ -112,7 +112,7 @@ class BucketStats(Record):
 
 @dataclass(frozen=True, slots=True)
 class Share(Record):
-    """One bucket's part of request time (0..1); see analysis.evidence.dominance."""
+    """One bucket's part of request time (0..1); see analysis.diagnosis.evidence.dominance."""
     p50_share: float | None
     p95_share: float | None
     median_request_share: float | None
@@ -162,13 +162,13 @@ class GapFraction(Record):
     instances: dict[str, InstanceGap]
     backlog_seconds: float
     # "traces" (the queued/admitted sweep, exact) or "engine metrics" (the engine's gauges, when the traces carry no
-    # scheduler events: sampled, see analysis.engine_series.scheduler_from_metrics)
+    # scheduler events: sampled, see analysis.reads.engine_series.scheduler_from_metrics)
     source: str = "traces"
 
 
 @dataclass(frozen=True, slots=True)
 class Engine(Record):
-    """What the serving engine's own metrics say over the window (analysis.engine_series); None: not measured."""
+    """What the serving engine's own metrics say over the window (analysis.reads.engine_series); None: not measured."""
     sources: list = field(default_factory=list)  # engines recognised from metric names, e.g. ["vllm", "dcgm"]
     instances: int = 0  # instances with any engine metric in the window
     kv_cache_usage_p95: float | None = None  # fraction 0..1, over instance-minutes
@@ -219,13 +219,13 @@ class Retries(Record):
     wasted_tokens: int | None
     spearman_retries_queue_depth: float | None
     # runs of a client span form whose tries are not visible (no HTTP client children, no run keys): the client's own
-    # retries may hide inside them. Set by analysis.diagnosis_service from the coverage; None: not known
+    # retries may hide inside them. Set by analysis.diagnosis.service from the coverage; None: not known
     hidden_runs: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Layers(Record):
-    """The service as a gateway: its calls seen at both layers (analysis.layers); None: not measured."""
+    """The service as a gateway: its calls seen at both layers (analysis.reads.layers); None: not measured."""
     linked: int = 0  # its attempts that are calls linked to an engine's attempt in the same trace
     seen_at_one_layer: int = 0  # its attempts without one (no engine span under them, or none traced)
     t_gateway_p50: float | None = None  # ms: its server span outside its calls
@@ -241,7 +241,7 @@ class Layers(Record):
 
 @dataclass(frozen=True, slots=True)
 class Evidence(Record):
-    """Everything the diagnosis reads about one service window (see analysis.evidence.collect)."""
+    """Everything the diagnosis reads about one service window (see analysis.diagnosis.evidence.collect)."""
     window: Window
     requests: int
     buckets: Buckets
@@ -256,11 +256,11 @@ class Evidence(Record):
     retries: Retries
     success_rate: float | None
     successful_runs_per_hour: float | None
-    cost_per_success_usd: float | None = None  # set by analysis.diagnosis_service from C_hour
-    engine: Engine = field(default_factory=Engine)  # the engine's metrics (analysis.engine_series)
+    cost_per_success_usd: float | None = None  # set by analysis.diagnosis.service from C_hour
+    engine: Engine = field(default_factory=Engine)  # the engine's metrics (analysis.reads.engine_series)
     instance_starts: list = field(default_factory=list)  # [instance, ISO first attempt] of instances started in it
     cold_start_share: float | None = None  # share of TTFT outliers in the minutes after an instance started
-    layers: Layers = field(default_factory=Layers)  # the calls to engines seen at both layers (analysis.layers)
+    layers: Layers = field(default_factory=Layers)  # the calls to engines seen at both layers (analysis.reads.layers)
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -44,7 +44,7 @@ class WindowDiagnosis(models.Model):
 
 class DirtyHour(models.Model):
     """An hour of a project's attempts whose request_buckets rows are stale: queued when the materialize step
-    finds spans ingested for it, deleted once materialized (analysis/backlog.py). What a run leaves for lack of
+    finds spans ingested for it, deleted once materialized (analysis/work/backlog.py). What a run leaves for lack of
     time stays queued, and its project, having waited longest, is served first by the next run."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
@@ -57,7 +57,7 @@ class DirtyHour(models.Model):
 
 class UnaggregatedHour(models.Model):
     """An hour of a project materialized before it settled (ended SETTLE ago): its aggregates wait for the
-    minute job's first run after it settles (analysis/aggregates.py), so the hour still taking spans costs none."""
+    minute job's first run after it settles (analysis/rollups/aggregates.py), so the hour still taking spans costs none."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     hour = models.DateTimeField()
@@ -106,7 +106,7 @@ class NoBaselineStretch(models.Model):
 
 class PendingDiagnosis(models.Model):
     """A service with spans the minute diagnosis has not read yet: queued when the diagnose step finds new spans
-    of it, deleted once diagnosed, or once its newest spans have left the recent window (analysis/backlog.py)."""
+    of it, deleted once diagnosed, or once its newest spans have left the recent window (analysis/work/backlog.py)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
     service = models.CharField(max_length=256)

@@ -1,4 +1,4 @@
-"""Celery wrappers of analysis/jobs.py: JSON arguments in, a small summary out (schedule: latency_obs/celery.py).
+"""Celery wrappers of analysis/work/jobs.py: JSON arguments in, a small summary out (schedule: latency_obs/celery.py).
 
 The minute jobs take an optional `now` (ISO 8601): the minute pipeline (latency_obs/pipeline.py) runs their
 functions with one `now`; run alone, a task uses the clock. Each runs within its time budget, as in the pipeline.
@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from celery import shared_task
 from django.conf import settings
 
-from analysis import jobs
+from analysis.work import jobs
 from analysis.fairness import Deadline, step_deadline
 from analysis.incidents.jobs import judge_queued
 from analysis.windows import parse_instant

@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from analysis import capacity as capacity_
-from analysis import freshness
-from analysis.diagnosis_service import run_diagnosis
+from analysis.rollups import freshness
+from analysis.diagnosis.service import run_diagnosis
 from analysis.incidents import documents
 from analysis.incidents.headlines import incident_path
 from analysis.windows import parse_instant

@@ -9,7 +9,7 @@ lifecycle instants and 2M connect/tokenize stage spans), then measures on a temp
   recent window + the incidents step (judge_queued: each service's last two minutes queued, as live traffic
   leaves them; each judged from 30-40 minutes before, with its baseline hours and the day before; target <= 10 s
   for the three), three minutes in a row, the median; and the minute an hour settles (00:10 of the next day: the
-  new hour's 10 minutes materialized, 23:00 aggregated (analysis/aggregates.py), diagnoses, incidents);
+  new hour's 10 minutes materialized, 23:00 aggregated (analysis/rollups/aggregates.py), diagnoses, incidents);
 - incident detection of 10 services over the last hour (the incidents step's work for them: per-minute
   series of the hour, its baseline hours and the same hour a day earlier; target: well under the minute).
 """
@@ -96,8 +96,8 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis.diagnosis_service import run_diagnosis
-    from analysis.materialize import materialize
+    from analysis.diagnosis.service import run_diagnosis
+    from analysis.rollups.materialize import materialize
     from store import client
     from store.migrate import migrate
     from projects.models import Project
@@ -142,9 +142,11 @@ def timed_minute(now, hour, settled=None) -> tuple[float, float, float, float]:
     (`hour`) is materialized and, when given, the `settled` hour aggregated; the services active in the recent window
     are diagnosed; then the incidents step (each service's last two minutes queued, as live traffic leaves them, with
     its baseline hours and the day before). Returns (the minute, materialize, diagnose, incidents) in s."""
-    from analysis import aggregates, jobs, windows
+    from analysis import windows
+    from analysis.rollups import aggregates
+    from analysis.work import jobs
     from analysis.incidents.jobs import judge_queued
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from analysis.models import JudgeWork, WindowDiagnosis
 
     # the minute before stored this window's diagnoses, which diagnose_active would leave alone

@@ -1,4 +1,4 @@
-"""What freshness costs a read (analysis/freshness.py): `.venv/bin/python benchmarks/bench_freshness.py`.
+"""What freshness costs a read (analysis/rollups/freshness.py): `.venv/bin/python benchmarks/bench_freshness.py`.
 
 A busy project's last 3 hours at the rate of bench_analysis (8M attempts a day over 10 services: 333k attempts and
 83k stage spans an hour), generated in ClickHouse itself on a temp data dir, then:
@@ -59,7 +59,7 @@ def run(a) -> int:
     django.setup()
     from django.core.management import call_command
 
-    from analysis import freshness
+    from analysis.rollups import freshness
     from projects.models import Project
     from store import client
     from store.migrate import migrate
@@ -105,7 +105,7 @@ def run(a) -> int:
     time.sleep(freshness.OVERLAP.total_seconds())
     ms, _ = median_ms(lambda: freshness.refresh(2, now - timedelta(minutes=15), now + timedelta(minutes=1)), a.repeat)
     print(f"  a quiet project, check only:                         {ms:8.1f} ms")
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     ms, _ = median_ms(lambda: materialize(1, now - timedelta(minutes=5), now + timedelta(minutes=1)), a.repeat)
     print(f"  for comparison, materialize only the last 5 minutes:  {ms / 1000:6.2f} s")
     return 0

@@ -110,7 +110,7 @@ def child(size: int, data_dir: str, repeat: int) -> None:
 
 
 def generate(size: int) -> None:
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from store import client
 
     attempts = size * 4 // 5

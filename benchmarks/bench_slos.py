@@ -2,9 +2,9 @@
 
 Writes 30 days of request_buckets rows straight into a temp embedded store (INSERT ... SELECT FROM numbers():
 `--rps` attempts a second per service (default 10, one service: 26M attempts), 2 % of them slow, 5 % without a TTFT, 1 % failed), marks every hour
-materialized, then times analysis.slos.status() of one service's 30-day TTFT SLO (the page's and the review's read:
+materialized, then times analysis.reads.slos.status() of one service's 30-day TTFT SLO (the page's and the review's read:
 every attempt of the window plus the last 6 hours per minute), cold (every hour read) and warm (the settled hours'
-counts cached: analysis/slo_counts.py), and the burn rates alone (the slo_burn alert's read each minute). Prints
+counts cached: analysis/reads/slo_counts.py), and the burn rates alone (the slo_burn alert's read each minute). Prints
 the median of 5 runs each.
 """
 import argparse
@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--services", type=int, default=1)
     args = parser.parse_args()
     with embedded_store("bench-slos-", CLICKHOUSE_RETENTION_DAYS=str(DAYS + 2)):
-        from analysis import slos
+        from analysis.reads import slos
         from store import client
 
         start = (END - timedelta(days=DAYS)).replace(tzinfo=None)

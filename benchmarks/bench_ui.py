@@ -55,7 +55,7 @@ def main() -> int:
 
 def backfill(spans: int) -> None:
     """bench_analysis's generator at `spans` spans (4 attempts : 1 stage), materialized and merged."""
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from store import client
 
     attempts = spans * 4 // 5
@@ -65,7 +65,7 @@ def backfill(spans: int) -> None:
         print("  spans already there (reused data dir)")
         # a data dir from before the aggregates (or one of them) gets them for the whole day
         if not all(client.query_rows(f"SELECT count() FROM {table}")[0][0] for table in AGGREGATES):
-            from analysis.aggregates import refresh
+            from analysis.rollups.aggregates import refresh
             timed("aggregate the whole day (hours from before aggregates)", refresh, 1, DAY, DAY + timedelta(days=1))
         return
     took = [timed("generate attempt spans", client.command, ATTEMPTS_SQL, parameters=params)[1],
@@ -150,7 +150,7 @@ def setup_project():
 
 def facts(project_id: int) -> dict:
     """Row counts, the data's latest minute, and a run and a tenant of the default service in the last hour."""
-    from analysis import lookups
+    from analysis.reads import lookups
     from store import client
 
     end = lookups.latest_request(project_id).replace(second=0, microsecond=0) + timedelta(minutes=1)
@@ -177,7 +177,8 @@ def facts(project_id: int) -> dict:
 
 
 def store_diagnoses(project_id: int, service: str, end) -> None:
-    from analysis import jobs, windows
+    from analysis import windows
+    from analysis.work import jobs
 
     for label, length in (("recent 15 min", windows.RECENT), ("last hour", timedelta(hours=1))):
         row, _ = timed(f"diagnose_window {service}, {label}", jobs.diagnose_window, project_id, service,

@@ -5,7 +5,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from analysis import queries
+from analysis.reads import queries
 from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.windows import recent_window
 from budgets.models import Budget, BudgetViolation

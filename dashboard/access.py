@@ -14,8 +14,11 @@ from django.http import Http404
 from django.shortcuts import render
 
 from dashboard import filters as filters_
-from analysis import aggregates, coverage as coverage_, freshness, lookups
-from analysis.freshness import Freshness
+from analysis.rollups import aggregates
+from analysis.reads import coverage as coverage_
+from analysis.rollups import freshness
+from analysis.reads import lookups
+from analysis.rollups.freshness import Freshness
 from store.concurrent import beside
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 from projects import membership
@@ -69,7 +72,7 @@ class Page:
 
     @cached_property
     def coverage(self) -> dict | None:
-        """What the selected service's spans measure in the window (analysis.coverage): the strip every service page
+        """What the selected service's spans measure in the window (analysis.reads.coverage): the strip every service page
         shows (templates/dashboard/_coverage.html), read once per page; None without a service."""
         return self._early("coverage", self._coverage)
 

@@ -1,4 +1,4 @@
-"""The diagnostic flowchart (analysis.diagnosis.FLOWCHART) laid out as an SVG diagram description.
+"""The diagnostic flowchart (analysis.diagnosis.flowchart.FLOWCHART) laid out as an SVG diagram description.
 
 Pure: a diagnosis path and verdict in, boxes and edges in pixels out, so a template draws the chart with plain
 <rect>, <text> and <polyline> and highlights the path taken. A small layered (Sugiyama-style) layout: longest-path
@@ -10,8 +10,8 @@ import textwrap
 from functools import cache
 from itertools import combinations
 
-from analysis.diagnosis import FLOWCHART, INSUFFICIENT, NODES, comparison
-from analysis.thresholds import DEFAULT
+from analysis.diagnosis.flowchart import FLOWCHART, INSUFFICIENT, NODES, comparison
+from analysis.diagnosis.thresholds import DEFAULT
 from analysis.wording import fmt
 
 # Drawn at its natural size (never scaled down, the page scrolls it instead), so these pixels are the text's:
@@ -51,7 +51,7 @@ def _mean(x: dict, items: list) -> float:
 def _edges() -> list[tuple[str, str, str]]:
     """(from, to, label) per branch; a node whose two answers lead to the same place gets one "yes/no" edge. The
     node whose "no" is healthy also leads to insufficient_data: where the walk ends when the data cannot show
-    that latency is fine (analysis.diagnosis.healthy_supported)."""
+    that latency is fine (analysis.diagnosis.flowchart.healthy_supported)."""
     edges = []
     for node in FLOWCHART:
         pairs = [(node.yes, "yes/no")] if node.yes == node.no else [(node.yes, "yes"), (node.no, "no")]

@@ -64,7 +64,7 @@ def _level(side: dict, metric: str, level: str):
 
 def series_chart(points: list[dict], metric: str, baseline: dict, span: tuple[datetime, datetime],
                  window: tuple[datetime, datetime]) -> dict:
-    """`metric`'s p95 per minute (points from analysis.queries.incident_series; None where not measured), the
+    """`metric`'s p95 per minute (points from analysis.reads.queries.incident_series; None where not measured), the
     baseline's p50..p95 band with its p95 dashed, and the incident [span) shaded."""
     x = [_iso(p["at"]) for p in points]
     low, high = _level(baseline, metric, "p50"), _level(baseline, metric, "p95")

@@ -5,11 +5,11 @@ from datetime import timedelta
 
 from django.urls import reverse
 
-from analysis import queries
-from analysis import runs as runs_
+from analysis.reads import queries
+from analysis.reads import runs as runs_
 from analysis.buckets import PARTS
 from analysis.incidents import headlines, queue, reads
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from dashboard import incident_charts
 from dashboard.charts import COLORS
 from dashboard.filters import now_minute

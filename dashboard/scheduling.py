@@ -1,7 +1,7 @@
-"""Rows of the Scheduler and Connections pages, shaped from analysis.queries' scheduler sweep and churn windows.
+"""Rows of the Scheduler and Connections pages, shaped from analysis.reads.queries' scheduler sweep and churn windows.
 
 The numbers the diagnosis reads (gap_fraction, the churn correlations) are not recomputed here: the views take
-them from analysis.evidence, so the page and the verdict always agree.
+them from analysis.diagnosis.evidence, so the page and the verdict always agree.
 """
 from datetime import timedelta
 
@@ -80,7 +80,7 @@ def trend_line(points: list[dict], x: str, y: str, slope) -> tuple[list[float], 
 def from_engine(project_id: int, service: str, start, end, gaps) -> dict | None:
     """The engine's own view of its queue (its gauges, sampled), beside the traces' sweep: gap_fraction and a
     per-minute chart of waiting and running per instance; None when the engine sends no such gauges."""
-    from analysis import engine_series
+    from analysis.reads import engine_series
     from dashboard import charts
 
     caps = {name: gap.cap for name, gap in gaps.instances.items() if gap.cap is not None}

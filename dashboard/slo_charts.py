@@ -1,5 +1,5 @@
 """The SLOs page's chart: an SLO's error budget burning down over its window, as a Plotly spec (dashboard/charts.py)."""
-from analysis.slos import SloStatus
+from analysis.reads.slos import SloStatus
 from dashboard.charts import figure, readable, time_axis
 
 LINE, ZERO = "#1f77b4", "#d62728"

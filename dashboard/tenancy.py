@@ -1,8 +1,8 @@
-"""The Tenants page's numbers, shaped by the same analysis.evidence functions the diagnosis reads (tenant tails,
+"""The Tenants page's numbers, shaped by the same analysis.diagnosis.evidence functions the diagnosis reads (tenant tails,
 the noisy-neighbour slot shares, arrival shares) and judged by the same tenant findings, so the page and the
 verdict never disagree.
 
-Cheaper than analysis.evidence.collect: four queries (service distribution, sweep, others' t_queue, tails). Bounded
+Cheaper than analysis.diagnosis.evidence.collect: four queries (service distribution, sweep, others' t_queue, tails). Bounded
 whatever the number of tenants: the SQL returns DASHBOARD_TABLE_ROWS tails and ANALYSIS_TOP_N slot shares, each
 with one row pooling the rest.
 """
@@ -10,10 +10,14 @@ from datetime import timedelta
 
 from django.conf import settings
 
-from analysis import diagnosis, evidence, queries
+from analysis.diagnosis import flowchart as diagnosis
+
+from analysis.diagnosis import evidence
+
+from analysis.reads import queries
 from analysis.evidence_types import Buckets, NoisyNeighbour, is_others
 from analysis.stats import ratio
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from store.concurrent import gather
 
 CHART_TENANTS = 20
@@ -76,7 +80,7 @@ def noisy_neighbours(project_id, service, start, end) -> list[NoisyNeighbour]:
     """The diagnosis's noisy-neighbour evidence: per tenant (ANALYSIS_TOP_N, then the rest pooled), its slot time
     held during backlog, largest first."""
     # It does not depend on the sweep's bucket width: few buckets keep the sweep small, and whole minutes (at most
-    # two buckets per window) let it read the stored minutes (analysis/aggregates.py).
+    # two buckets per window) let it read the stored minutes (analysis/rollups/aggregates.py).
     minutes = -(-int((end - start).total_seconds()) // 60)
     width = min(UINT32_MAX // 60_000 * 60_000, max(60_000, minutes * 60_000))
     rows = queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width,

@@ -1,4 +1,4 @@
-"""The latest stored diagnosis per service (written every minute by analysis.jobs)."""
+"""The latest stored diagnosis per service (written every minute by analysis.work.jobs)."""
 from django.db.models.fields.json import KT
 
 from analysis.models import WindowDiagnosis

@@ -1,4 +1,4 @@
-"""The run waterfall: one run's attempts and spans (analysis.runs) laid out on one time axis, in ms since t0.
+"""The run waterfall: one run's attempts and spans (analysis.reads.runs) laid out on one time axis, in ms since t0.
 
 Feeds charts.waterfall and the run page's tables; reads nothing. One row per thing drawn: a back-off gap, an
 attempt (a failed one marked with its cause), its bucket split, each of its spans; no two share a row, so a bar

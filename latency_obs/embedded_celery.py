@@ -4,7 +4,7 @@ chDB allows one process per data directory, so `up` cannot fork workers. With th
 (CELERY_BROKER_URL unset) beat's messages reach this thread's worker through kombu's memory
 transport: the same tasks and schedule as production, without Redis.
 
-The worker thread reads and writes ClickHouse through the jobs' client of its own (analysis.jobs.use_jobs_client),
+The worker thread reads and writes ClickHouse through the jobs' client of its own (analysis.work.jobs.use_jobs_client),
 so the pages' reads on the web threads never queue behind the minute jobs' statements.
 """
 import threading
@@ -14,7 +14,7 @@ from celery.worker import WorkController
 from celery.worker import state as worker_state
 from django.conf import settings
 
-from analysis.jobs import use_jobs_client
+from analysis.work.jobs import use_jobs_client
 from latency_obs.celery import app
 
 

@@ -9,7 +9,7 @@ The order is fixed, and each step has a time budget (PIPELINE_STEP_BUDGET_SECOND
 so no step waits behind another's backlog and one worker thread (the embedded mode's) runs all five every
 minute. A step works in small units (a project's dirty hour, a service with new spans, a budget, a rule),
 serves projects in turns and starts no unit that would not fit its budget (analysis/fairness.py); what it
-leaves is queued in the DB (analysis/backlog.py) or ordered by age, and the next minute does it first. So one
+leaves is queued in the DB (analysis/work/backlog.py) or ordered by age, and the next minute does it first. So one
 project's flood of services delays its own work only: the others get a unit in every turn.
 
 A failing step is logged and counted, and the steps after it still run on what is stored: a diagnosis a
@@ -27,7 +27,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from alerts.rules import evaluate_all
 from analysis.fairness import step_deadline
 from analysis.incidents.jobs import judge_queued
-from analysis.jobs import diagnose_recent, materialize_since_watermark
+from analysis.work.jobs import diagnose_recent, materialize_since_watermark
 from budgets.evaluation import evaluate_recent
 
 log = logging.getLogger(__name__)

@@ -152,14 +152,14 @@ INGEST_MAX_INSTANCES_PER_HOUR = env_int("INGEST_MAX_INSTANCES_PER_HOUR", 1000, m
 INGEST_BISECT_BUDGET_SECONDS = env_int("INGEST_BISECT_BUDGET_SECONDS", 20, minimum=1, maximum=3600)
 INGEST_MAX_FUTURE_SKEW_SECONDS = env_int("INGEST_MAX_FUTURE_SKEW_SECONDS", 900, minimum=0, maximum=7 * 86_400)
 
-# Analysis: thresholds of the diagnosis flowchart (names in analysis/thresholds.py) and the API's window limit.
+# Analysis: thresholds of the diagnosis flowchart (names in analysis/diagnosis/thresholds.py) and the API's window limit.
 ANALYSIS_THRESHOLDS = env_json_object("ANALYSIS_THRESHOLDS")
 ANALYSIS_MAX_WINDOW_DAYS = env_int("ANALYSIS_MAX_WINDOW_DAYS", 31, minimum=1, maximum=3650)
 # prompt-length segments: cuts in input tokens (default <1k, 1-4k, 4-16k, >16k)
 ANALYSIS_SEGMENT_EDGES = env_int_list("ANALYSIS_SEGMENT_EDGES", (1000, 4000, 16000))
 # Incidents: a minute's baseline is the same hour of the previous day, else up to this many preceding hours.
 ANALYSIS_BASELINE_HOURS = env_int("ANALYSIS_BASELINE_HOURS", 3, minimum=1, maximum=24)
-# Freshness (analysis/freshness.py): before a page or the diagnosis API reads a window, the hours of its last
+# Freshness (analysis/rollups/freshness.py): before a page or the diagnosis API reads a window, the hours of its last
 # ANALYSIS_FRESH_HOURS hours holding spans newer than their buckets are materialized, within this budget.
 ANALYSIS_FRESH_HOURS = env_int("ANALYSIS_FRESH_HOURS", 2, minimum=0, maximum=48)
 ANALYSIS_FRESH_BUDGET_SECONDS = env_float("ANALYSIS_FRESH_BUDGET_SECONDS", 5, minimum=0.1, maximum=60)

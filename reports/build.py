@@ -5,9 +5,11 @@ Not covered yet: a per-route breakdown, and stage-level (prep/network/post) shif
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
 
-from analysis import evidence, queries
+from analysis.diagnosis import evidence
+
+from analysis.reads import queries
 from analysis.buckets import PARTS
-from analysis.diagnosis_service import cost_per_success
+from analysis.diagnosis.service import cost_per_success
 from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis

@@ -1,8 +1,8 @@
 """The weekly review's SLO section: each SLO of the project at the week's end, over its rolling window ending then
-(analysis.slos.status: the numbers of the SLOs page and GET /api/v1/slos). A 7-day SLO's window is the week itself."""
+(analysis.reads.slos.status: the numbers of the SLOs page and GET /api/v1/slos). A 7-day SLO's window is the week itself."""
 from datetime import datetime
 
-from analysis import slos as slo_status
+from analysis.reads import slos as slo_status
 
 
 def at_end(project, end: datetime) -> list[dict]:

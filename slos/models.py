@@ -2,7 +2,7 @@
 
 An SLO is a promise over a rolling window with an error budget (the requests allowed to miss it), where a latency
 budget (budgets/) is a percentile target judged per 15-minute window. What an SLO stands at is read from the store
-by analysis/slos.py; this module only holds the promise.
+by analysis/reads/slos.py; this module only holds the promise.
 """
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator

@@ -5,7 +5,9 @@ from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from analysis import freshness, slos as slo_status
+from analysis.rollups import freshness
+
+from analysis.reads import slos as slo_status
 from analysis.views import project_reader
 from analysis.windows import parse_instant
 from projects.models import Project
@@ -13,7 +15,7 @@ from slos.models import Slo
 
 
 def document(slo: Slo, status: slo_status.SloStatus) -> dict:
-    """One SLO's promise and its numbers (analysis.slos.as_json)."""
+    """One SLO's promise and its numbers (analysis.reads.slos.as_json)."""
     return {"id": slo.pk, "service": slo.service, "route": slo.route, "tenant": slo.tenant, "signal": slo.signal,
             "threshold_ms": slo.threshold_ms, "objective": slo.objective, "window_days": slo.window_days,
             "description": slo.description, **slo_status.as_json(status)}

@@ -29,7 +29,7 @@ def gather(*calls: Callable[[], object]) -> list:
     The first call that raised raises here, after all have ended."""
     if len(calls) < 2 or _in_place():
         return [call() for call in calls]
-    # each call in a copy of the caller's context: what the caller set (analysis.aggregates.shared_reads) holds there
+    # each call in a copy of the caller's context: what the caller set (analysis.rollups.aggregates.shared_reads) holds there
     futures = [_executor().submit(contextvars.copy_context().run, call) for call in calls]
     wait(futures)  # a caller that catches the error must not leave reads running behind it
     return [future.result() for future in futures]

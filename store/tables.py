@@ -1,7 +1,7 @@
 """Every ClickHouse table of the store and what the code must know of it, in one list.
 
 Read by the retention (store/migrate.py: a table with `expires_by` gets a TTL of CLICKHOUSE_RETENTION_DAYS from that
-column), the aggregates (analysis/aggregates.py: the tables an hour's aggregation fills, in chains run side by side,
+column), the aggregates (analysis/rollups/aggregates.py: the tables an hour's aggregation fills, in chains run side by side,
 each chain's tables in order) and the test fixture that empties the store between tests. tests/store/test_tables.py
 checks the list against schema.sql, so a table added by a migration and missing here fails the suite.
 """
@@ -27,7 +27,7 @@ TABLES = (
     Table("otel_metrics_histogram", "TimeUnix"),
     Table("otel_metrics_exponential_histogram", "TimeUnix"),
     Table("otel_logs", "TimestampTime"),
-    # the hourly aggregates (analysis/aggregates.py), and the mark of the hours aggregated
+    # the hourly aggregates (analysis/rollups/aggregates.py), and the mark of the hours aggregated
     Table("scheduler_minutes", "hour", "aggregate_scheduler_minutes", 1),
     Table("request_hours", "hour", "aggregate_request_hours", 2),
     Table("bucket_minutes", "hour", "aggregate_bucket_minutes", 3),

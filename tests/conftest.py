@@ -35,7 +35,7 @@ def clickhouse(clickhouse_schema):
     flush_started_writers()  # an earlier test's spooled batches land now, not in this test's tables
     for table in emptied_by_tests():
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
-    cache.clear()  # answers kept about the store (analysis/versions.py) and freshness marks go with its rows
+    cache.clear()  # answers kept about the store (analysis/reads/versions.py) and freshness marks go with its rows
     return client
 
 

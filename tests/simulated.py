@@ -12,7 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 
 from ingest import metrics as metrics_in
 from ingest.pipeline import OverLimit, export, get_writer

@@ -7,7 +7,7 @@ budget 20). Without any, the diagnosis's own TTFT threshold (`ttft_p95_ms`) is t
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from analysis.wording import fmt
 
 METRICS = ("ttft", "total")

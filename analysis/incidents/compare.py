@@ -1,16 +1,16 @@
 """The flowchart asked of an incident against its baseline: every node on both windows, answers that need a change.
 
-Pure: two Evidence in (analysis.evidence.collect of the incident's window and of its baseline), steps out. A
+Pure: two Evidence in (analysis.diagnosis.evidence.collect of the incident's window and of its baseline), steps out. A
 magnitude node (a p95, a share, a rate, gap_fraction, decode speed, the prefill ratio) answers yes for an incident
 only when it is yes against its absolute threshold AND it grew: the baseline answered no (or unknown), or the value
 is at least GROWTH times the baseline's. Otherwise a service that is always slow in one way (a steady slow decode)
 would blame its old trouble for a new incident of another cause. The correlation nodes (ABSOLUTE) keep their
 absolute answer: a rank correlation describes how the incident behaves, not how much of something it has.
-analysis.diagnosis is not changed: its plain diagnosis still answers against the thresholds alone.
+analysis.diagnosis.flowchart is not changed: its plain diagnosis still answers against the thresholds alone.
 """
-from analysis.diagnosis import FLOWCHART, LABELS, NODES, VERDICTS, Node, evaluate
+from analysis.diagnosis.flowchart import FLOWCHART, LABELS, NODES, VERDICTS, Node, evaluate
 from analysis.evidence_types import Evidence
-from analysis.thresholds import Thresholds
+from analysis.diagnosis.thresholds import Thresholds
 from analysis.wording import fmt, ratio
 
 GROWTH = 1.5  # a magnitude has changed when it is at least this many times the baseline's
@@ -25,7 +25,7 @@ def grew(value: float, baseline: dict) -> bool:
 
 
 def compare(node: Node, incident: Evidence, baseline: Evidence, thresholds: Thresholds) -> dict:
-    """One path step of analysis.diagnosis.evaluate on the incident, with "absolute_answer" (against the threshold
+    """One path step of analysis.diagnosis.flowchart.evaluate on the incident, with "absolute_answer" (against the threshold
     alone), "baseline_value", "baseline_answer", "change" (wording.ratio, "" when unknown) and "comparison" (a
     sentence); "answer" is the absolute answer, turned to "no" for a magnitude that did not grow."""
     step, before = evaluate(node, incident, thresholds), evaluate(node, baseline, thresholds)

@@ -39,7 +39,7 @@ import numpy as np
 
 from analysis import buckets
 from analysis.incidents.baseline import COLUMNS, METRICS, Baseline, Chooser, matrix, value as at
-from analysis.thresholds import Thresholds
+from analysis.diagnosis.thresholds import Thresholds
 
 MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
 MINUTE = timedelta(minutes=1)

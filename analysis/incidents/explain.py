@@ -1,21 +1,21 @@
 """Why an incident happened and for whom: the flowchart on its window against its baseline, causes and scope.
 
 explain() is what incident detection (analysis/incidents/detection.py) calls for each incident it finds. Reads go
-through analysis.evidence.collect and analysis.queries only; the rest is pure (compare.py, causes.py, scope.py).
+through analysis.diagnosis.evidence.collect and analysis.reads.queries only; the rest is pure (compare.py, causes.py, scope.py).
 """
 from datetime import datetime
 
 from django.conf import settings
 
-from analysis import queries
-from analysis.diagnosis import INSUFFICIENT, cause_findings, reliability_findings, tenant_findings
+from analysis.reads import queries
+from analysis.diagnosis.flowchart import INSUFFICIENT, cause_findings, reliability_findings, tenant_findings
 from analysis.errors import AnalysisError
-from analysis.evidence import collect
+from analysis.diagnosis.evidence import collect
 from analysis.incidents import causes as causes_
 from analysis.incidents import compare
 from analysis.incidents import scope as scope_
-from analysis.recommendations import recommend
-from analysis.thresholds import configured
+from analysis.diagnosis.recommendations import recommend
+from analysis.diagnosis.thresholds import configured
 from analysis.windows import check_window
 from analysis.wording import fmt
 from store.reasons import Reason
@@ -28,7 +28,7 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     """{"verdict", "causes", "scope", "path", "findings", "recommendations"} for the incident [start, end) of
     `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
 
-    verdict: a code of analysis.diagnosis.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
+    verdict: a code of analysis.diagnosis.flowchart.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
     compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first (a gateway with calls seen at two
     layers: with "layer" and "service", causes.layered). scope: [{"dimension",
     "value", "share"}], [] when service-wide; an incident found on a route's own series names its route first, one

@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from analysis import queries
+from analysis.reads import queries
 from analysis.fairness import Deadline, run_in_turns
 from analysis.incidents import queue
 from analysis.incidents.baseline import DAY, HOUR, UNKNOWN, Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, Detection, detect, keep_slices
 from analysis.incidents.records import reconcile
-from analysis.materialize import store_now
+from analysis.rollups.materialize import store_now
 from analysis.models import DirtyHour, Incident, JudgeWork
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 
 STRETCH = timedelta(hours=2)  # how far a walk that ends inside an open incident follows it per step
 # A unit re-judges this much before its first queued minute: a run of off minutes or a young incident that began
@@ -30,7 +30,7 @@ ALIGN = timedelta(minutes=10)  # stretch starts are rounded down to this, so ser
 CHUNK = timedelta(hours=6)  # queued minutes judged per unit at most: a backfill of days goes in steps
 MAX_STRETCH = DAY  # an open incident older than this is not re-judged from its onset
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends: a materialization is taken to
-# hold the spans stamped this long before it began (as analysis/freshness.py does)
+# hold the spans stamped this long before it began (as analysis/rollups/freshness.py does)
 OVERLAP = timedelta(seconds=2)
 # services whose series one read returns (Series): planning is ~55 ms of a service's ~250 ms read, and a batch
 # read ahead for services the step's budget then leaves for the next minute is wasted

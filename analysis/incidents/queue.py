@@ -12,7 +12,6 @@ judgement() tells a caller what is known of a service's window: up to when every
 import difflib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -22,11 +21,10 @@ from analysis.models import Incident, JobWatermark, JudgeWork, NoBaselineStretch
 from analysis.windows import iso, utc_naive
 from projects.models import Project
 from store import client
-from store.sql import SqlFiles
 from store.reasons import Reason
 
-_sql = SqlFiles(Path(__file__).parent.parent / "sql").text
-JUDGE, MATERIALIZE = "judge", "materialize"  # JobWatermark names (MATERIALIZE: analysis/backlog.py's)
+from analysis.sql_files import sql as _sql
+JUDGE, MATERIALIZE = "judge", "materialize"  # JobWatermark names (MATERIALIZE: analysis/work/backlog.py's)
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends. The materialize step reads
 # every span stamped up to its mark (and looks 2 minutes back); the judge step stops this far before that mark, so a
 # span still being written when the materialize step read is left for the next minute, not judged before its hour

@@ -22,7 +22,7 @@ from analysis.errors import AnalysisError
 from analysis.incidents.detection import Found
 from analysis.incidents.explain import explain
 from analysis.models import Incident, RetiredIncident
-from analysis.thresholds import Thresholds
+from analysis.diagnosis.thresholds import Thresholds
 from analysis.windows import iso, parse_instant
 
 MATCH = timedelta(minutes=2)  # an onset moving this little is the same incident

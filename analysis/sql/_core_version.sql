@@ -1,5 +1,5 @@
 -- The rows of an aggregate table (scheduler_minutes, request_hours) in the window's aggregated core
--- [core_start, core_end), in each hour's current version (analysis/aggregates.py). Used as `AND {{core_version}}`.
+-- [core_start, core_end), in each hour's current version (analysis/rollups/aggregates.py). Used as `AND {{core_version}}`.
 hour >= {core_start:DateTime64(9, 'UTC')} AND hour < {core_end:DateTime64(9, 'UTC')}
   AND (hour, computed_at) IN (
       SELECT hour, max(computed_at) FROM aggregated_hours

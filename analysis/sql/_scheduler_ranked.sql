@@ -39,7 +39,7 @@ FROM
             FROM
             (
                 -- the window's rows per instance and bucket (tenant = '') and per tenant (instance = ''): its
-                -- aggregated core's minutes and hours (analysis/aggregates.py) with the edges swept from attempts
+                -- aggregated core's minutes and hours (analysis/rollups/aggregates.py) with the edges swept from attempts
                 SELECT service, is_instance_row, instance, bucket_start_ms, tenant, argMax(cap, cap_at) AS instance_cap,
                        sum(backlog_ms) AS backlog_ms, sum(gap_ms) AS gap_ms, sum(queue_ms) AS queue_ms,
                        sum(in_flight_ms) AS in_flight_ms, sum(covered_ms) AS covered_ms, max(queue_max) AS queue_max,

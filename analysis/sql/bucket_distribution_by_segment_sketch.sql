@@ -1,5 +1,5 @@
 -- bucket_distribution_by_segment.sql for a long window: the window's aggregated core merged from segment_hours (the
--- rows cut at {edges}), its edges sketched from request_buckets (analysis/aggregates.py), so quantiles are the
+-- rows cut at {edges}), its edges sketched from request_buckets (analysis/rollups/aggregates.py), so quantiles are the
 -- sketch's (within 0.2 % of a value near the rank) and counts and means exact. The route filter applies.
 SELECT s.segment AS segment, sum(s.attempts) AS requests, {{bucket_sketch_stats}}
 FROM

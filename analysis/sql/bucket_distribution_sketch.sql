@@ -1,5 +1,5 @@
 -- bucket_distribution.sql for a long window: the window's aggregated core merged from bucket_hours, its edges
--- sketched from request_buckets (analysis/aggregates.py), so quantiles are the sketch's (within 0.2 %) and counts
+-- sketched from request_buckets (analysis/rollups/aggregates.py), so quantiles are the sketch's (within 0.2 %) and counts
 -- and means exact. The route filter applies; a tenant filter reads bucket_distribution.sql.
 SELECT sum(s.attempts) AS requests, {{bucket_sketch_stats}}
 FROM

@@ -1,5 +1,5 @@
 -- bucket_distribution_top_values.sql by route for a long window: the window's aggregated core merged from
--- bucket_hours, its edges sketched from request_buckets (analysis/aggregates.py); quantiles within the sketch's
+-- bucket_hours, its edges sketched from request_buckets (analysis/rollups/aggregates.py); quantiles within the sketch's
 -- 0.2 % of a value near the rank, counts and means exact. Tenants, or a tenant filter, read the exact query.
 WITH per_route AS
 (

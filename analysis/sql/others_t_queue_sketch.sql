@@ -1,6 +1,6 @@
 -- others_t_queue.sql for a long window: for each tenant in {tenants}, the other tenants' t_queue sketches merged,
 -- over the window's aggregated core (tenant_service_hours) and its edges sketched from request_buckets
--- (analysis/aggregates.py). The p95 within the sketch's 0.2 % of a value near the rank, counts exact.
+-- (analysis/rollups/aggregates.py). The p95 within the sketch's 0.2 % of a value near the rank, counts exact.
 SELECT wanted AS tenant,
        quantilesDDMergeIf(0.002, 0.5, 0.95, 0.99)(s.t_queue_dd, s.tenant != wanted)[2] AS others_t_queue_p95,
        sumIf(s.t_queue_count, s.tenant != wanted) AS others_count

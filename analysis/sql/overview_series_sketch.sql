@@ -1,6 +1,6 @@
 -- overview_series.sql for a long window (buckets of whole minutes): the aggregated core merged from
 -- overview_five_minutes (every route, buckets of whole five minutes: {five} = 1) or bucket_minutes (a route, or
--- other buckets), the edges sketched from request_buckets (analysis/aggregates.py); quantiles within the sketch's
+-- other buckets), the edges sketched from request_buckets (analysis/rollups/aggregates.py); quantiles within the sketch's
 -- 0.2 %, counts exact. A tenant filter reads overview_series.sql.
 SELECT bucket_ms, sum(attempts) AS requests, sum(errors) AS errors,
        quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(ttft_ok_dd) AS ttft_q,

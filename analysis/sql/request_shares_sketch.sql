@@ -1,5 +1,5 @@
 -- request_shares.sql for a long window: its aggregated core's per-hour states (share_hours) merged with its edges'
--- states from request_buckets (analysis/aggregates.py). Medians and quantiles within the sketch's 0.2 % of a value
+-- states from request_buckets (analysis/rollups/aggregates.py). Medians and quantiles within the sketch's 0.2 % of a value
 -- near the rank; counts exact.
 SELECT
     sum(shared) AS shared,

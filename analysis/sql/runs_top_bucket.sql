@@ -1,5 +1,5 @@
 -- runs_top.sql for a bucket sort ({bucket}): every attempt queued in [start, end) under runs_search's filters,
--- the top {rows} rows by that bucket's value, as (service, run id); analysis/runs.py keeps each run's first, its
+-- the top {rows} rows by that bucket's value, as (service, run id); analysis/reads/runs.py keeps each run's first, its
 -- largest value. The bucket is read from every attempt of a run, so these are separate from runs_top.sql, which
 -- reads final attempts and fewer columns.
 -- TRICKY: a non-final attempt does not know its run's final status, so it passes the status filter here;

@@ -2,7 +2,7 @@
 -- empty: every service of the project, as one with service '') over the window [start, end), each service ranked
 -- on its own: the scheduler_pieces view's sweep of the attempts queued or in flight during the
 -- window's edges (one call: the view leaves out the hours of its aggregated core [core_start, core_end)), with the
--- core's stored minutes and hours (analysis/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
+-- core's stored minutes and hours (analysis/rollups/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
 -- (epoch-aligned; whole minutes when the window has a core). Route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). Two groupings:
 -- * per instance and bucket (tenant = ''): cap (the llm.scheduler.cap of the latest attempt queued so far, so a

@@ -1,6 +1,6 @@
 -- An SLO's requests per step of [start, end) (step i: [origin + i * step_ns, origin + (i + 1) * step_ns)): one
 -- service's attempts queued in the window (on the route and tenant when given), in each hour's current rows, judged
--- against {threshold_ms} on the SLO's signal (ttft or total: analysis/slo_counts.py). good: succeeded, signal under the
+-- against {threshold_ms} on the SLO's signal (ttft or total: analysis/reads/slo_counts.py). good: succeeded, signal under the
 -- threshold; bad: failed (it never kept the promise), or the signal at or over the threshold; unmeasured: succeeded
 -- with the signal NULL (a non-streaming form gives no TTFT), neither good nor bad. Steps without an attempt: no row.
 -- TRICKY: one flat SELECT: the same read through a subquery took 2-3 times as long (30 days, 13M attempts).

@@ -1,5 +1,5 @@
 -- tenant_tails_top.sql for a long window: one pass over the window's aggregated core (tenant_service_hours, or
--- tenant_hours for a route) and its edges sketched from request_buckets (analysis/aggregates.py). Tenants are kept as there (asked for, then outliers by
+-- tenant_hours for a route) and its edges sketched from request_buckets (analysis/rollups/aggregates.py). Tenants are kept as there (asked for, then outliers by
 -- their sketched p95, then the busiest); the others' row merges their sketches. Quantiles within the sketch's 0.2 %
 -- of a value near the rank, counts exact.
 WITH tenants AS

@@ -1,10 +1,10 @@
 """Connections: new connections per success against TTFT per 1-minute window, with the correlations the
-diagnosis's connection_churn branch reads (taken from analysis.evidence.churn, not recomputed)."""
+diagnosis's connection_churn branch reads (taken from analysis.diagnosis.evidence.churn, not recomputed)."""
 from django.views.decorators.http import require_GET
 
-from analysis import evidence
-from analysis import queries as analysis_queries
-from analysis.thresholds import configured
+from analysis.diagnosis import evidence
+from analysis.reads import queries as analysis_queries
+from analysis.diagnosis.thresholds import configured
 from dashboard import charts, scheduling
 from dashboard.access import page
 

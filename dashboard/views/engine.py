@@ -2,8 +2,8 @@
 and memory, restarts) over TTFT p95 on one shared time axis; "not measured" when the service sends none."""
 from django.views.decorators.http import require_GET
 
-from analysis import engine_series
-from analysis import queries as analysis_queries
+from analysis.reads import engine_series
+from analysis.reads import queries as analysis_queries
 from dashboard import charts
 from dashboard.access import page
 from ingest.scrape import targets_of

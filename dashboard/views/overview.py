@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.views.decorators.http import require_GET
 
-from analysis import layers, queries
+from analysis.reads import layers
+
+from analysis.reads import queries
 from analysis.stats import series_width_ms
 from dashboard import charts, incidents, status
 from dashboard.filters import now_minute

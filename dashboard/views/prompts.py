@@ -2,11 +2,11 @@
 from django.conf import settings
 from django.views.decorators.http import require_GET
 
-from analysis import evidence
-from analysis import queries as analysis_queries
+from analysis.diagnosis import evidence
+from analysis.reads import queries as analysis_queries
 from analysis.buckets import ALL
-from analysis.diagnosis import prefill_ratio
-from analysis.thresholds import configured
+from analysis.diagnosis.flowchart import prefill_ratio
+from analysis.diagnosis.thresholds import configured
 from dashboard import charts
 from dashboard.access import page
 

@@ -3,7 +3,7 @@ from datetime import timedelta
 
 from django.views.decorators.http import require_GET
 
-from analysis import runs as runs_
+from analysis.reads import runs as runs_
 from analysis.buckets import PARTS
 from dashboard import charts, waterfall
 from dashboard.access import page

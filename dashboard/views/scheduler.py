@@ -3,10 +3,10 @@ sat idle). The sweep is the instance's whole state, so route and tenant filters 
 from django.conf import settings
 from django.views.decorators.http import require_GET
 
-from analysis import evidence
-from analysis import queries as analysis_queries
+from analysis.diagnosis import evidence
+from analysis.reads import queries as analysis_queries
 from analysis.stats import series_width_ms
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from dashboard import charts, incidents, scheduling
 from dashboard.access import page
 from dashboard.incident_charts import with_bands

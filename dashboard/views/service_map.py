@@ -1,8 +1,8 @@
-"""Service map: which services call which across layers (analysis/layers.py), with their rates and the time
+"""Service map: which services call which across layers (analysis/reads/layers.py), with their rates and the time
 between the layers; every pair of the project in the window, the selected service's first."""
 from django.views.decorators.http import require_GET
 
-from analysis import layers
+from analysis.reads import layers
 from dashboard import charts
 from dashboard.access import page
 

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from analysis import slos as slo_status
+from analysis.reads import slos as slo_status
 from dashboard.access import page
 from dashboard.budget_forms import PickForm
 from dashboard.slo_charts import burn_down

@@ -1,7 +1,7 @@
 """Tenants: per-tenant tail latency against the service's, and the noisy-neighbour evidence of the diagnosis."""
 from django.views.decorators.http import require_GET
 
-from analysis.recommendations import TENANT_FIXES
+from analysis.diagnosis.recommendations import TENANT_FIXES
 from dashboard import charts, tenancy
 from dashboard.access import page
 

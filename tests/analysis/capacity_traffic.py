@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from ingest import metrics as metrics_in
 from ingest.pipeline import get_writer
 from simulator.emit import Emitter

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from ingest.pipeline import export, get_writer
 from simulator.emit import Emitter
 from simulator.model import simulate

@@ -21,7 +21,7 @@ import numpy as np
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, SLICES, detect, keep_slices
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from simulator.scenarios import PRESETS
 from store import client
 from tests.analysis.incident_traffic import phases

@@ -1,4 +1,4 @@
--- The scheduler sweep as it was before analysis/aggregates.py (every attempt of the window swept at once): the
+-- The scheduler sweep as it was before analysis/rollups/aggregates.py (every attempt of the window swept at once): the
 -- reference tests/analysis/test_scheduler_minutes.py holds the stored minutes and cut windows to.
 -- Scheduler state of each instance of one service (docs/span-convention.md, "Scheduler state over time")
 -- over the window [start, end), swept from every attempt queued or in flight during it; route and tenant filters do not apply (an instance's

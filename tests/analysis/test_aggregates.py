@@ -5,7 +5,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis import aggregates, backlog, jobs, lookups, queries
+from analysis.rollups import aggregates
+
+from analysis.work import backlog
+
+from analysis.work import jobs
+
+from analysis.reads import lookups
+
+from analysis.reads import queries
 from analysis.models import JobWatermark, UnaggregatedHour
 from store import client
 from tests import factories as f

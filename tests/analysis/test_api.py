@@ -24,7 +24,7 @@ def calls(monkeypatch, clickhouse):
                      "route": route, "tenant": tenant})
         return samples.queue_backlog() if service == "chat" else samples.no_requests()
 
-    monkeypatch.setattr("analysis.diagnosis_service.collect", fake_collect)
+    monkeypatch.setattr("analysis.diagnosis.service.collect", fake_collect)
     return seen
 
 
@@ -168,7 +168,7 @@ def test_only_get_is_allowed(client, alpha, calls):
 def test_a_handful_of_real_runs_is_insufficient_data_at_the_products_default(client, alpha, ingest, settings):
     """2 runs of 2 attempts each (a failed try and its retry), sent through ingest: the API says insufficient_data
     with "2 runs; a verdict needs 30" (ANALYSIS_MIN_RUNS, the product's default; the test settings lower it)."""
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from tests import factories as f
     settings.ANALYSIS_MIN_RUNS = 30
     project, key = alpha

@@ -1,10 +1,10 @@
-"""The minute jobs' backlog (analysis/backlog.py): only services with new spans are diagnosed, projects take turns
+"""The minute jobs' backlog (analysis/work/backlog.py): only services with new spans are diagnosed, projects take turns
 within a run's budget, and what a run leaves is done first by the next."""
 from datetime import timedelta
 
 import pytest
 
-from analysis import jobs
+from analysis.work import jobs
 from analysis.fairness import Deadline
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from tests import factories as f
@@ -90,8 +90,9 @@ def test_a_queued_service_whose_traffic_left_the_window_is_dropped(two_services)
 def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monkeypatch):
     """diagnose_recent and diagnose_active read the scheduler sweeps of sweeps.BATCH services at a time, and each
     service's diagnosis is the one it gets alone."""
-    from analysis import queries, sweeps
-    from analysis.diagnosis_service import run_diagnosis
+    from analysis.reads import queries
+    from analysis.reads import sweeps
+    from analysis.diagnosis.service import run_diagnosis
     project, key = alpha
     names = ["a", "b", "c"]
     for k, service in enumerate(names):  # attempts 0.5 s apart each queued 1-3 s on an instance of cap 2
@@ -121,7 +122,7 @@ def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monk
 def test_an_hour_waiting_behind_a_busy_newest_hour_gets_its_turn(alpha, ingest, clickhouse):
     """A burst keeps its newest hour dirty every minute and one hour fills the budget: an older hour queued two
     minutes or more ago goes first, so it is not left until the burst ends."""
-    from analysis.backlog import dirty_hour_queues
+    from analysis.work.backlog import dirty_hour_queues
     from analysis.models import DirtyHour
     project, _ = alpha
     DirtyHour.objects.create(project=project, hour=f.BASE, queued_at=NOW - timedelta(minutes=3))

@@ -5,11 +5,11 @@ from datetime import timedelta
 
 import pytest
 
-from analysis import queries
-from analysis.diagnosis import tenant_findings
-from analysis.diagnosis_service import run_diagnosis
+from analysis.reads import queries
+from analysis.diagnosis.flowchart import tenant_findings
+from analysis.diagnosis.service import run_diagnosis
 from analysis.evidence_types import OTHERS, Buckets, NoisyNeighbour, TenantTail
-from analysis.thresholds import DEFAULT
+from analysis.diagnosis.thresholds import DEFAULT
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)
 

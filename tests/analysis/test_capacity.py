@@ -13,7 +13,7 @@ from analysis.capacity.load import curve
 from analysis.capacity.objectives import Objective, objective
 from analysis.capacity.reads import Level
 from analysis.errors import AnalysisError
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from budgets.models import Budget, StageTarget
 from ingest import metrics
 from tests import factories as f

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from projects.models import ApiKey
 from tests.analysis import capacity_spans as spans
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from analysis.capacity import document
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from store.errors import ClickHouseError
 from tests.analysis import capacity_spans as spans
 

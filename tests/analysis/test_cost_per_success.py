@@ -2,8 +2,8 @@
 from datetime import timedelta
 from decimal import Decimal
 
-from analysis.diagnosis_service import run_diagnosis
-from analysis.materialize import materialize
+from analysis.diagnosis.service import run_diagnosis
+from analysis.rollups.materialize import materialize
 from analysis.models import ServiceCost
 from tests import factories as f
 

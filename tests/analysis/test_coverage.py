@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.coverage import coverage
-from analysis.diagnosis_service import run_diagnosis
-from analysis.materialize import materialize
+from analysis.reads.coverage import coverage
+from analysis.diagnosis.service import run_diagnosis
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)

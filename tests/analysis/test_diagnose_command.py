@@ -20,7 +20,7 @@ def calls(monkeypatch, clickhouse):
         seen.append((project_id, service, route, tenant))
         return samples.noisy_tenant() if service == "chat" else samples.no_requests()
 
-    monkeypatch.setattr("analysis.diagnosis_service.collect", fake_collect)
+    monkeypatch.setattr("analysis.diagnosis.service.collect", fake_collect)
     return seen
 
 

@@ -2,10 +2,10 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from analysis.diagnosis import FLOWCHART, NODES, VERDICTS, Node, diagnose, evaluate, metric
+from analysis.diagnosis.flowchart import FLOWCHART, NODES, VERDICTS, Node, diagnose, evaluate, metric
 from analysis.evidence_types import Evidence
-from analysis.recommendations import FIXES
-from analysis.thresholds import DEFAULT, configured
+from analysis.diagnosis.recommendations import FIXES
+from analysis.diagnosis.thresholds import DEFAULT, configured
 from tests.analysis import evidence_samples as samples
 
 

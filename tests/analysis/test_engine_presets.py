@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.diagnosis_service import run_diagnosis
+from analysis.diagnosis.service import run_diagnosis
 from tests.simulated import send_simulated
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,7 @@ def test_high_ttft_with_nothing_to_explain_it_says_so(clickhouse, alpha):
 
 
 def test_a_fleet_that_sends_only_metrics_is_read_by_the_engine_reads(clickhouse, alpha):
-    from analysis import engine_series
+    from analysis.reads import engine_series
 
     project, key = alpha
     sent = send_simulated(project, key, base="kv_cache_pressure", duration="10m", seed=2, metrics_only=True)

@@ -1,4 +1,4 @@
-"""analysis.evidence.collect: the typed evidence on a hand-worked fixture and on simulated presets, and its JSON."""
+"""analysis.diagnosis.evidence.collect: the typed evidence on a hand-worked fixture and on simulated presets, and its JSON."""
 import json
 from datetime import datetime, timedelta, timezone
 from io import StringIO
@@ -6,11 +6,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from analysis import evidence
-from analysis.diagnosis_service import run_diagnosis
-from analysis.evidence import collect
+from analysis.diagnosis import evidence
+from analysis.diagnosis.service import run_diagnosis
+from analysis.diagnosis.evidence import collect
 from analysis.evidence_types import Evidence, GapFraction, InstanceGap
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from ingest.pipeline import get_writer
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)

@@ -1,15 +1,15 @@
 """Hidden retries (issue 33 item 5): where retries inside one client span are not visible (no HTTP client children,
 no run keys), coverage says so, and a tail the verdict does not explain is named as possibly those retries: a finding
-of kind possible_cause, never a verdict (analysis/diagnosis.py hidden_retry_findings; docs/diagnosis.md)."""
+of kind possible_cause, never a verdict (analysis/diagnosis/flowchart.py hidden_retry_findings; docs/diagnosis.md)."""
 from datetime import timedelta
 
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.coverage import coverage, hidden_retry_runs
-from analysis.diagnosis import diagnose
-from analysis.diagnosis_service import run_diagnosis
-from analysis.materialize import materialize
+from analysis.reads.coverage import coverage, hidden_retry_runs
+from analysis.diagnosis.flowchart import diagnose
+from analysis.diagnosis.service import run_diagnosis
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.analysis import evidence_samples as samples
 

@@ -1,7 +1,7 @@
 """The split of a gateway's latency increase across layers (analysis/incidents/causes.py layered()): pure, on
 stage sums worked out by hand. The end-to-end version is tests/analysis/test_incident_layers.py."""
 from analysis.incidents import causes, compare
-from analysis.thresholds import DEFAULT
+from analysis.diagnosis.thresholds import DEFAULT
 from tests.analysis.test_incident_explain import _sums
 from tests.analysis.evidence_samples import healthy
 

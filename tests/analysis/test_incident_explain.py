@@ -9,12 +9,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis.diagnosis_service import run_diagnosis
+from analysis.diagnosis.service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.incidents import causes, compare, scope
 from analysis.incidents.explain import explain
-from analysis.materialize import materialize
-from analysis.thresholds import DEFAULT
+from analysis.rollups.materialize import materialize
+from analysis.diagnosis.thresholds import DEFAULT
 from ingest.pipeline import get_writer
 from simulator.emit import Emitter, make_exporter
 from simulator.model import simulate

@@ -10,7 +10,7 @@ import numpy as np
 from analysis import buckets
 from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import detect
-from analysis.thresholds import DEFAULT as TH
+from analysis.diagnosis.thresholds import DEFAULT as TH
 from tests.helpers import publish_buckets
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
@@ -244,7 +244,7 @@ def rows(client, project_id, service, start, minutes, first_token_ms=200.0, per_
 
 
 def test_the_series_counts_logical_attempts_and_leaves_unmeasured_buckets_unknown(clickhouse, alpha):
-    from analysis.queries import incident_series
+    from analysis.reads.queries import incident_series
     project, _ = alpha
     for _ in range(2):  # the same attempts materialized twice: FINAL reads each once
         rows(clickhouse, project.id, "svc", T0, 3)
@@ -299,7 +299,7 @@ def test_a_slow_minor_route_is_its_own_incident_and_a_service_wide_one_covers_it
     for start, minutes, ms in ((0, 40, 200.0), (40, 15, 600.0), (55, 35, 200.0)):
         rows(clickhouse, project.id, "svc", T0 + start * MINUTE, minutes, first_token_ms=ms, per_minute=12,
              route="/summarize", tag="s")
-    from analysis.queries import incident_series, incident_series_slices
+    from analysis.reads.queries import incident_series, incident_series_slices
     window = (project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE)
     together = incident_series_slices(*window, min_attempts=10, min_minutes=30, max_slices=8)
     # one tenant and one instance: nothing to judge apart from the service
@@ -345,7 +345,7 @@ def test_a_slow_minor_tenant_is_the_services_incident_with_the_tenant_first_in_s
     assert row.scope[0]["dimension"] == "tenant" and row.scope[0]["value"] == "umbrella"
     assert [i.id for i in incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="umbrella")] == [row.id]
     assert incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="acme") == []
-    from analysis.queries import incident_series  # what the incident page draws an instance's incident on
+    from analysis.reads.queries import incident_series  # what the incident page draws an instance's incident on
     assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-1") == incident_series(
         project.id, "svc", T0, T0 + 9 * MINUTE) != []
     assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-9") == []
@@ -434,7 +434,7 @@ def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, 
     """judge_queued reads the series of BATCH services at a time (two reads a batch: the stretch, the day before),
     and finds what judging each service on its own finds; a service whose stretch an open incident moved back reads
     its own."""
-    from analysis import queries
+    from analysis.reads import queries
     from analysis.incidents import jobs
     from analysis.models import Incident
     project, _ = alpha

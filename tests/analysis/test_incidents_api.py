@@ -165,7 +165,7 @@ def test_minutes_not_judged_yet_are_pending_and_judged_until_stops_before_them(c
     """Spans of 10:00-10:03 ingested and not judged: 3 minutes pending, judged_until 10:00 (the first of them); once
     judged (judge_all), nothing pending and the window judged to its end."""
     from analysis.incidents.jobs import judge_all
-    from analysis.jobs import materialize_since_watermark
+    from analysis.work.jobs import materialize_since_watermark
     for k in range(3):
         ingest(alpha[1], f.request(f.attempt(start_ns=f.BASE_NS + k * 60_000 * f.MS), service="chat"))
     body = get(client, alpha[1]).json()

@@ -6,8 +6,8 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis import layers
-from analysis.materialize import materialize
+from analysis.reads import layers
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 GATEWAY, ENGINE = "chat-gw", "llm-70b"
@@ -87,7 +87,7 @@ def test_without_a_server_span_t_gateway_is_not_measured(alpha, ingest):
 def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, ingest):
     """The gateway's spans see a slow first token they cannot split; the engine's own spans say it queued: the
     gateway's diagnosis names the engine's cause, with the engine as evidence (and keeps it as a finding)."""
-    from analysis.diagnosis_service import run_diagnosis
+    from analysis.diagnosis.service import run_diagnosis
 
     project, key = alpha
     gateway, engine = [], []
@@ -142,7 +142,7 @@ def test_a_gateways_incident_names_the_engine_instance_its_excess_went_to(alpha,
 def test_a_slow_first_token_the_healthy_engine_did_not_spend_is_the_network_between_the_layers(alpha, ingest):
     """The engine's own first token is fine (450 ms); the gateway's call waits 350 ms more for it: under
     network_share's bar of half the first token, yet nothing else is left to spend it."""
-    from analysis.diagnosis_service import run_diagnosis
+    from analysis.diagnosis.service import run_diagnosis
 
     project, key = alpha
     gateway, engine = [], []
@@ -162,7 +162,7 @@ def test_a_slow_first_token_the_healthy_engine_did_not_spend_is_the_network_betw
 def test_a_gateways_prompt_length_reading_gives_way_to_its_engines_own_cause():
     """A call's first token holds the engine's cold replicas and queue too, so the calls' prompt-length ratio reads
     prefill_pressure second-hand: the engine's own cause is the verdict. A verdict of the gateway's own stays."""
-    from analysis.diagnosis_service import with_engine_causes
+    from analysis.diagnosis.service import with_engine_causes
     from analysis.evidence_types import Layers as LayerEvidence
 
     cold = [{"service": ENGINE, "verdict": "cold_start",

@@ -1,7 +1,7 @@
-"""analysis.lookups: the pickers' services and routes (bounded, searchable), and the latest attempt for the empty state."""
+"""analysis.reads.lookups: the pickers' services and routes (bounded, searchable), and the latest attempt for the empty state."""
 from datetime import timedelta
 
-from analysis import lookups
+from analysis.reads import lookups
 from tests import factories as f
 from tests.analysis.test_queries import DAY, SVC, buckets, send  # noqa: F401 (fixtures)
 

@@ -1,9 +1,9 @@
-"""analysis.materialize: request_buckets rows from spans, idempotent per window, dirty hours."""
+"""analysis.rollups.materialize: request_buckets rows from spans, idempotent per window, dirty hours."""
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis.materialize import dirty_hours, materialize, materialize_dirty
+from analysis.rollups.materialize import dirty_hours, materialize, materialize_dirty
 from tests import factories as f
 
 DAY = timedelta(days=1)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 ERROR = f.Status.STATUS_CODE_ERROR
@@ -71,7 +71,7 @@ def test_an_error_child_and_its_retry_are_a_run_of_two_attempts(alpha, ingest, b
 
 
 def test_the_retry_statistics_count_the_failed_tries(alpha, ingest, buckets):
-    from analysis import queries
+    from analysis.reads import queries
 
     project, key = alpha
     calls = [_call(GENAI, start_ns=f.BASE_NS + i * 2000 * f.MS) for i in range(4)]

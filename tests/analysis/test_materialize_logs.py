@@ -8,7 +8,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.materialize import dirty_hours, materialize, materialize_dirty, store_now
+from analysis.rollups.materialize import dirty_hours, materialize, materialize_dirty, store_now
 from ingest import logs
 from tests import factories as f
 

@@ -4,8 +4,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.core.management import call_command
 
-from analysis.diagnosis_service import run_diagnosis
-from analysis.materialize import materialize
+from analysis.diagnosis.service import run_diagnosis
+from analysis.rollups.materialize import materialize
 from ingest import metrics
 from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS

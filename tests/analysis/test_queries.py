@@ -1,10 +1,12 @@
-"""analysis.queries over request_buckets, on small fixtures whose numbers are worked out by hand."""
+"""analysis.reads.queries over request_buckets, on small fixtures whose numbers are worked out by hand."""
 from datetime import timedelta
 
 import pytest
 
-from analysis import queries, stats
-from analysis.materialize import materialize
+from analysis import stats
+
+from analysis.reads import queries
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 DAY = timedelta(days=1)

@@ -1,7 +1,7 @@
-"""analysis.runs: finding runs and sorting them; the run page's tests (tests/dashboard/test_runs_page.py) cover the rest."""
+"""analysis.reads.runs: finding runs and sorting them; the run page's tests (tests/dashboard/test_runs_page.py) cover the rest."""
 import pytest
 
-from analysis import runs
+from analysis.reads import runs
 from tests import factories as f
 from tests.analysis.test_queries import DAY, buckets, send  # noqa: F401 (fixtures)
 

@@ -7,7 +7,9 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from analysis import engine_series, queries
+from analysis.reads import engine_series
+
+from analysis.reads import queries
 from ingest import metrics
 from tests.simulated import send_simulated
 

@@ -1,4 +1,4 @@
-"""The stored scheduler minutes (analysis/aggregates.py) against the sweep they replace, on random traffic.
+"""The stored scheduler minutes (analysis/rollups/aggregates.py) against the sweep they replace, on random traffic.
 
 Random attempts go straight into request_buckets (queue waits and slot times up to minutes, so many cross minute
 and hour edges; caps that change, an instance that never reports one, attempts without admitted_at), the hours are
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import aggregates, queries
+from analysis.rollups import aggregates
+
+from analysis.reads import queries
 from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
 from tests.helpers import publish_buckets
@@ -138,7 +140,7 @@ def test_a_reaggregated_hour_leaves_no_stale_rows(traffic, clickhouse):
 
 
 def test_sweeps_of_several_services_in_one_read_equal_each_read_alone(traffic, clickhouse, alpha):
-    """scheduler_sweeps (the diagnose jobs' batches, analysis/sweeps.py) ranks and pools each service on its own: one
+    """scheduler_sweeps (the diagnose jobs' batches, analysis/reads/sweeps.py) ranks and pools each service on its own: one
     read of three services equals three reads of one, with and without a core, bounded or not; an empty list pools
     every service as one."""
     pid = traffic(1)

@@ -7,7 +7,11 @@ from datetime import timedelta
 
 import pytest
 
-from analysis import aggregates, buckets, queries
+from analysis import buckets
+
+from analysis.rollups import aggregates
+
+from analysis.reads import queries
 from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated

@@ -1,14 +1,14 @@
 """No advice without evidence (issue 33 items 3 and 6): a span that says it streamed (LiteLLM v1's `llm.is_streaming`)
 but records no first token is not told to stream its calls nor taken for a non-streaming call; the missing-signal hints
-name the instrumentation setting that records a first chunk (analysis/coverage.py REASONS, the insufficient_data fix)."""
+name the instrumentation setting that records a first chunk (analysis/reads/coverage.py REASONS, the insufficient_data fix)."""
 import re
 from datetime import timedelta
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.coverage import coverage
-from analysis.diagnosis_service import run_diagnosis
-from analysis.materialize import materialize
+from analysis.reads.coverage import coverage
+from analysis.diagnosis.service import run_diagnosis
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)

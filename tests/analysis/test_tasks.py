@@ -7,7 +7,9 @@ import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
-from analysis import backlog, tasks
+from analysis import tasks
+
+from analysis.work import backlog
 from analysis.models import JobWatermark, WindowDiagnosis
 from tests import factories as f
 

@@ -5,7 +5,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from analysis.thresholds import check_settings, configured
+from analysis.diagnosis.thresholds import check_settings, configured
 from latency_obs.management.commands.up import Command as Up
 
 

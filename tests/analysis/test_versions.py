@@ -1,9 +1,11 @@
-"""analysis.versions: the pickers' and the coverage strip's answers are kept while the window's hours keep their
+"""analysis.reads.versions: the pickers' and the coverage strip's answers are kept while the window's hours keep their
 versions, and read anew as soon as one of those hours is materialized or aggregated again."""
 from datetime import timedelta
 
-from analysis import coverage, lookups
-from analysis.aggregates import refresh
+from analysis.reads import coverage
+
+from analysis.reads import lookups
+from analysis.rollups.aggregates import refresh
 from tests import factories as f
 from tests.analysis.test_queries import DAY, SVC, buckets, send  # noqa: F401 (fixtures)
 

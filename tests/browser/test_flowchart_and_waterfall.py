@@ -36,7 +36,7 @@ def build(url: str) -> Site:
     attempt 2 with connect and network stages; all 10 minutes ago."""
     from django.contrib.auth.models import User
 
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from ingest.pipeline import export, get_writer
     from projects.models import ApiKey, Project
     from store import client

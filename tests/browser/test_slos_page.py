@@ -29,7 +29,7 @@ def site(chromium, django_db_setup, django_db_blocker, clickhouse_schema, sent):
     """This module's live server: a member and a project whose SERVICE sent `sent`, materialized."""
     from django.contrib.auth.models import User
 
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from ingest.pipeline import export, get_writer
     from projects.models import ApiKey, Project
     from tests import factories as f

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.fairness import Deadline
-from analysis.materialize import materialize
-from analysis.queries import stage_percentiles
+from analysis.rollups.materialize import materialize
+from analysis.reads.queries import stage_percentiles
 from budgets import tasks
 from budgets.evaluation import evaluate, evaluate_active, evaluate_recent, not_evaluated
 from budgets.models import Budget, BudgetViolation, StageTarget

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from ingest import logs
 from ingest.pipeline import get_writer
 from store import client as store

@@ -17,8 +17,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from analysis import layers
-from analysis.materialize import materialize
+from analysis.reads import layers
+from analysis.rollups.materialize import materialize
 from tests.clients.engine_server import EngineServer, LatencyPipe
 from tests.clients.openai_server import Timing
 from tests.clients.tools import ROOT, _wait_up, clean_env, free_port, settle

@@ -136,7 +136,7 @@ def settle(project_id: int, service: str, quiet_s: float = 4.0, timeout_s: float
 
 def diagnosis(http, project_id: int, key: str, service: str, since: datetime) -> dict:
     """The diagnosis API's answer for the service from `since` to a minute from now, its hours materialized first."""
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
 
     end = datetime.now(timezone.utc) + timedelta(minutes=1)
     materialize(project_id, since, end)

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 
 HOSTILE_TENANT = '<script>alert("tenant")</script>'

@@ -6,7 +6,7 @@ from io import StringIO
 
 import pytest
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests.analysis import capacity_spans as spans
 from tests.dashboard.pages import by_header, spec, table, text_of
 

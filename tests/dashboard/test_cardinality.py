@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
 from tests.dashboard.pages import at, chart, table, trace

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.dashboard.pages import spec, text_of
 

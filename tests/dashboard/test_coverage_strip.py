@@ -20,7 +20,7 @@ def bare(i: int):
 
 @pytest.fixture
 def bare_traffic(members, ingest):
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from tests.dashboard.conftest import END, START
 
     _, alpha, key = members["ann"]

@@ -4,9 +4,9 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.diagnosis_service import run_diagnosis
-from analysis.jobs import diagnose_window
-from analysis.materialize import materialize
+from analysis.diagnosis.service import run_diagnosis
+from analysis.work.jobs import diagnose_window
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
 

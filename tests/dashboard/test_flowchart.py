@@ -4,9 +4,9 @@ from itertools import combinations
 
 import pytest
 
-from analysis.diagnosis import FLOWCHART, INSUFFICIENT, NODES, VERDICTS, diagnose, walk
+from analysis.diagnosis.flowchart import FLOWCHART, INSUFFICIENT, NODES, VERDICTS, diagnose, walk
 from analysis.evidence_types import Evidence
-from analysis.thresholds import DEFAULT
+from analysis.diagnosis.thresholds import DEFAULT
 from dashboard.flowchart import WRAP, layout, step_text
 
 # Evidence from partial JSON: what it leaves out is unknown.
@@ -40,7 +40,7 @@ def reachable_verdicts() -> set:
         if name not in seen:
             seen.add(name)
             todo += [NODES[name].yes, NODES[name].no] if name in NODES else []
-    # where "healthy" ends when the data cannot show latency is fine (analysis.diagnosis.healthy_supported)
+    # where "healthy" ends when the data cannot show latency is fine (analysis.diagnosis.flowchart.healthy_supported)
     return seen & set(VERDICTS) | ({INSUFFICIENT} if "healthy" in seen else set())
 
 

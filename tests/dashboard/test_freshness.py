@@ -6,7 +6,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.core.cache import cache
 
-from analysis import freshness, lookups
+from analysis.rollups import freshness
+
+from analysis.reads import lookups
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,10 @@
 left unmerged (both tables are ReplacingMergeTree), and the Overview's numbers say which window they cover."""
 import pytest
 
-from analysis import jobs, lookups
-from analysis.materialize import materialize
+from analysis.work import jobs
+
+from analysis.reads import lookups
+from analysis.rollups.materialize import materialize
 from reports.build import service_review
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW

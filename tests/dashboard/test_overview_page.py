@@ -90,7 +90,9 @@ def test_the_pickers_and_coverage_are_read_beside_the_views_reads_once(ann_clien
     each once, and the page draws what they read; an error there is the page's store error (503)."""
     import threading
 
-    from analysis import coverage, lookups
+    from analysis.reads import coverage
+
+    from analysis.reads import lookups
     from store.errors import ClickHouseError
     seen = []
 
@@ -119,7 +121,7 @@ def test_a_read_ahead_is_read_again_for_filters_the_view_changed(traffic, monkey
 
     from django.test import RequestFactory
 
-    from analysis import lookups
+    from analysis.reads import lookups
     from dashboard import filters
     from dashboard.access import Page, read_ahead
     calls = []

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from dashboard import charts
 from tests import factories as f
 from tests.dashboard.conftest import END, HOSTILE_TENANT, START, WINDOW

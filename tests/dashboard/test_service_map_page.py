@@ -2,7 +2,7 @@
 an empty state that says how to link the layers; only the project's members see it."""
 from datetime import timedelta
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.analysis.test_layers import ENGINE, GATEWAY, request_path
 from tests.dashboard.conftest import END, START, WINDOW

@@ -1,5 +1,5 @@
 """Every dashboard page goes through dashboard.access.page: a read the store did not answer is an error box, 503."""
-from analysis import lookups
+from analysis.reads import lookups
 from store.client import ClickHouseError
 from tests.store.test_query_timeout import HEAVY
 
@@ -23,7 +23,7 @@ def test_read_inside_a_view_that_fails_shows_the_error_box(ann, monkeypatch):
 
     monkeypatch.setattr("dashboard.access.lookups.service_choices",
                         lambda *args, **kwargs: lookups.Choices(values=[{"value": "svc", "requests": 1}], matching=1))
-    monkeypatch.setattr("analysis.runs.search", down)  # the runs page's own read
+    monkeypatch.setattr("analysis.reads.runs.search", down)  # the runs page's own read
     response = ann.get("/runs/", {"project": "alpha"})
     assert response.status_code == 503
     body = response.content.decode()

@@ -8,7 +8,7 @@ T0 = 1_767_000_000_000 * MS  # any instant: offsets are what the layout shows
 
 
 def attempt(no: int, start_ms: float, total_ms: float, status="ok", cause="", **buckets) -> dict:
-    """An attempt row as analysis.runs.attempts returns it; buckets t_queue_ms.. set to None unless given."""
+    """An attempt row as analysis.reads.runs.attempts returns it; buckets t_queue_ms.. set to None unless given."""
     queued = T0 + int(start_ms * MS)
     t_queue = buckets.get("t_queue_ms")
     row = {"span_id": f"a{no}", "trace_id": "t", "attempt": no, "status": status, "retry_cause": cause,

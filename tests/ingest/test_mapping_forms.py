@@ -262,7 +262,7 @@ def test_litellm_tries_sharing_a_call_id_are_one_run_with_t_retry(alpha, ingest)
     two attempts, the failed one first, t_retry from the first try's start to the retry's."""
     from datetime import timedelta
 
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from store import client
 
     project, key = alpha
@@ -290,7 +290,7 @@ def test_litellm_v1s_span_of_a_retried_call_holds_its_failed_try_and_is_the_fina
     the whole call as its total: the retry's own start is in neither span."""
     from datetime import timedelta
 
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from store import client
 
     project, key = alpha
@@ -325,7 +325,7 @@ def test_litellm_v2s_tries_are_client_spans_of_one_run_in_the_requests_trace(alp
     retry's; the INTERNAL spans are not attempts."""
     from datetime import timedelta
 
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
     from store import client
 
     project, key = alpha

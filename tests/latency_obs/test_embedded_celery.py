@@ -4,7 +4,7 @@ instead of on the reader threads the pages' reads use."""
 import threading
 from types import SimpleNamespace
 
-from analysis.jobs import JOBS_ROLE
+from analysis.work.jobs import JOBS_ROLE
 from latency_obs.embedded_celery import EmbeddedCelery
 from store import client, concurrent
 

@@ -6,7 +6,8 @@ from datetime import timedelta
 import pytest
 
 from alerts.models import AlertRule, AlertState, Webhook
-from analysis import backlog, jobs
+from analysis.work import backlog
+from analysis.work import jobs
 from analysis.models import JobWatermark, WindowDiagnosis
 from budgets import evaluation
 from budgets.models import Budget, BudgetViolation

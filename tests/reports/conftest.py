@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.alerts.conftest import json_hook  # noqa: F401 (fixture)
 from tests.dashboard.conftest import ann_client, members  # noqa: F401 (fixtures)

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from analysis.materialize import materialize
+from analysis.rollups.materialize import materialize
 from ingest.pipeline import get_writer
 from reports import build, weeks
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.diagnosis_service import run_diagnosis
+from analysis.diagnosis.service import run_diagnosis
 from simulator.incidents import CAUSES
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated

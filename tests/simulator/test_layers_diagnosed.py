@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from analysis.diagnosis_service import run_diagnosis
+from analysis.diagnosis.service import run_diagnosis
 from simulator.scenarios import LAYERED_PRESETS, PRESETS
 from tests.simulated import send_simulated
 
@@ -74,7 +74,7 @@ def test_an_incident_between_or_in_the_layers_is_the_gateways_verdict_over_its_w
 
 
 def test_a_simulated_run_is_drawn_at_both_layers_with_the_network_between_them(clickhouse, alpha):
-    from analysis import runs
+    from analysis.reads import runs
     from dashboard import waterfall
 
     project, key = alpha

@@ -215,8 +215,8 @@ def test_what_needs_two_layers_is_refused_without_them(options, message, capture
 
 @pytest.mark.slow
 def test_layers_over_grpc_are_linked_call_by_call(transactional_db, clickhouse, alpha):
-    from analysis import layers
-    from analysis.materialize import materialize
+    from analysis.reads import layers
+    from analysis.rollups.materialize import materialize
 
     project, key = alpha
     server, port = build_server("127.0.0.1", 0)

@@ -1,4 +1,4 @@
-"""analysis.slos.status on factory traffic through the real ingest and materialize, against the truth worked out from
+"""analysis.reads.slos.status on factory traffic through the real ingest and materialize, against the truth worked out from
 what was sent (tests/slos/traffic.py): compliance, error budget, what is not measured, the burn-down and the burn
 rates; the settled hours' counts kept in the cache until late spans change the hour."""
 from datetime import timedelta
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis import slos
-from analysis.slo_counts import Counts
+from analysis.reads import slos
+from analysis.reads.slo_counts import Counts
 from analysis.wording import fmt
 from tests import factories as f
 from tests.slos.traffic import Sent, mixed, send, truth

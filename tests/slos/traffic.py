@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from analysis.slo_counts import Counts
+from analysis.reads.slo_counts import Counts
 from tests import factories as f
 
 FAST = {"t_queue_ms": 20.0, "t_first_token_ms": 300.0, "t_stream_ms": 900.0, "t_post_ms": 15.0}
@@ -86,7 +86,7 @@ def mixed(start: datetime, hours: int, count: int, shares: dict[str, float], see
 
 def send(ingest, key, project, sent: list[Sent], service="llm-gateway", now=None) -> None:
     """Through the real ingest path, then the hours they touch materialized."""
-    from analysis.materialize import materialize
+    from analysis.rollups.materialize import materialize
 
     ingest(key, f.request(*[s.span() for s in sent], service=service))
     first, last = min(s.at for s in sent), max(s.at for s in sent)

@@ -1,5 +1,5 @@
 -- bucket_distribution_by_segment.sql for a long window: the window's aggregated core merged from segment_hours (the
--- rows cut at {edges}), its edges sketched from request_buckets (analysis/aggregates.py), so quantiles are the
+-- rows cut at {edges}), its edges sketched from request_buckets (analysis/rollups/aggregates.py), so quantiles are the
 -- sketch's (within 0.2 % of a value near the rank) and counts and means exact. The route filter applies.
 SELECT s.segment AS segment, sum(s.attempts) AS requests, quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(s.t_queue_dd) AS t_queue_q, sum(s.t_queue_sum) / sum(s.t_queue_count) AS t_queue_mean, sum(s.t_queue_count) AS t_queue_count,
 quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(s.t_conn_dd) AS t_conn_q, sum(s.t_conn_sum) / sum(s.t_conn_count) AS t_conn_mean, sum(s.t_conn_count) AS t_conn_count,

@@ -1,5 +1,5 @@
 -- bucket_distribution.sql for a long window: the window's aggregated core merged from bucket_hours, its edges
--- sketched from request_buckets (analysis/aggregates.py), so quantiles are the sketch's (within 0.2 %) and counts
+-- sketched from request_buckets (analysis/rollups/aggregates.py), so quantiles are the sketch's (within 0.2 %) and counts
 -- and means exact. The route filter applies; a tenant filter reads bucket_distribution.sql.
 SELECT sum(s.attempts) AS requests, quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(s.t_queue_dd) AS t_queue_q, sum(s.t_queue_sum) / sum(s.t_queue_count) AS t_queue_mean, sum(s.t_queue_count) AS t_queue_count,
 quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(s.t_conn_dd) AS t_conn_q, sum(s.t_conn_sum) / sum(s.t_conn_count) AS t_conn_mean, sum(s.t_conn_count) AS t_conn_count,

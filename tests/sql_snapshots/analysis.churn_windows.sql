@@ -1,6 +1,6 @@
 -- Per 1-minute window of queued_at, over one service's attempts queued in [start, end): _churn_columns.sql's
 -- counts, p95 and stddev. The window's aggregated core reads its minutes' rows from churn_minutes (every route's,
--- or the route asked for), its edges group request_buckets (analysis/aggregates.py): a minute lies inside one hour,
+-- or the route asked for), its edges group request_buckets (analysis/rollups/aggregates.py): a minute lies inside one hour,
 -- so the rows are the same either way. A tenant filter reads every attempt (core_start = core_end = end).
 SELECT *
 FROM

@@ -1,9 +1,9 @@
 -- Measurement coverage of one service's attempts queued in [start, end), per span form: how many attempts,
 -- runs (final attempts) and successful attempts there are, and how many of them have each bucket and signal
 -- measured (a known value: NULL means the spans could not give it). Each hour's current rows. The window's aggregated
--- core sums coverage_hours, its edges count request_buckets (analysis/aggregates.py): the same counts either way.
+-- core sums coverage_hours, its edges count request_buckets (analysis/rollups/aggregates.py): the same counts either way.
 -- A tenant filter counts every attempt (core_start = core_end = end).
--- The denominators analysis/coverage.py uses: attempts; successes for what needs a first token (a failed
+-- The denominators analysis/reads/coverage.py uses: attempts; successes for what needs a first token (a failed
 -- attempt may end before one); runs for t_retry.
 SELECT
     form,

@@ -1,5 +1,5 @@
 -- Per hour of one project from {since} to {end}: the newest attempt or stage span ingested for it and when the hour
--- was last materialized (1970 when never), with the store's clock: analysis/freshness.py materializes the hours whose
+-- was last materialized (1970 when never), with the store's clock: analysis/rollups/freshness.py materializes the hours whose
 -- spans are newer than their rows before a page or the API reads them.
 -- Both sides read a row or a few per hour (ingested_hours, filled on every INSERT into spans; materialized_hours,
 -- marked by every materialization), not the hours' spans and request_buckets rows: this runs before every page.

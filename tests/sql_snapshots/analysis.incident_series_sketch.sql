@@ -1,5 +1,5 @@
 -- incident_series.sql for a long window: per minute, the aggregated core's minutes merged from bucket_minutes
--- (over routes) and the edges' minutes sketched from request_buckets (analysis/aggregates.py); p50 and p95 within
+-- (over routes) and the edges' minutes sketched from request_buckets (analysis/rollups/aggregates.py); p50 and p95 within
 -- the sketch's 0.2 %, counts exact. The route filter applies; a tenant filter reads incident_series.sql.
 SELECT minute, sum(attempts) AS attempts, sum(errors) AS errors,
        arraySlice(quantilesDDMerge(0.002, 0.5, 0.95, 0.99)(t_queue_dd), 1, 2) AS t_queue_q, sum(t_queue_count) AS t_queue_count,

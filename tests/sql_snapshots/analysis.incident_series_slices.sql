@@ -4,7 +4,7 @@
 -- or more, it has {min_minutes} minutes with {min_attempts} attempts (enough for a baseline) and it is among the
 -- {max_slices} busiest of its dimension: a project's thousands of tenants are neither returned nor judged one by
 -- one. The window's aggregated core reads its minutes' rows from incident_minutes (the same rows: a minute lies
--- inside one hour), its edges group request_buckets (analysis/aggregates.py): the incidents step reads the same
+-- inside one hour), its edges group request_buckets (analysis/rollups/aggregates.py): the incidents step reads the same
 -- hours every minute.
 SELECT * EXCEPT (busy, total, named, slice_rank)
 FROM

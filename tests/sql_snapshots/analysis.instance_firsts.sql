@@ -1,5 +1,5 @@
 -- The first attempt of each instance of one service, looking back an hour before the window [start, end):
--- analysis/queries.py instance_starts() tells from them which instances started while the service was serving.
+-- analysis/reads/queries.py instance_starts() tells from them which instances started while the service was serving.
 SELECT instance, min(start_at) AS first_at
 FROM request_buckets
 WHERE project_id = {project_id:UInt32} AND service = {service:String}

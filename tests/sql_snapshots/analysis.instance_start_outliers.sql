@@ -1,6 +1,6 @@
 -- TTFT outliers of one service's attempts queued in [start, end): attempts whose TTFT is above {floor:Float64}, and
 -- `after`, those of them that started within {minutes:UInt32} minutes after their instance's start ({instances}
--- started at {starts}, the same order: analysis/queries.py instance_starts()).
+-- started at {starts}, the same order: analysis/reads/queries.py instance_starts()).
 SELECT
     countIf(ttft_ms > {floor:Float64}) AS outliers,
     countIf(ttft_ms > {floor:Float64} AND indexOf({instances:Array(String)}, instance) > 0

@@ -4,7 +4,7 @@
 -- where known), and failed attempts per retry cause ('' when the span named none).
 -- Retries are counted over the runs whose attempts say they belong to one (t_retry known: llm.run.id,
 -- llm.attempt or http.request.resend_count, see materialize_request_buckets.sql): known_runs.
--- The window's aggregated core adds retry_hours, its edges count request_buckets (analysis/aggregates.py): the same
+-- The window's aggregated core adds retry_hours, its edges count request_buckets (analysis/rollups/aggregates.py): the same
 -- counts either way. A tenant filter counts every attempt (core_start = core_end = end).
 SELECT
     sum(s.runs) AS runs,

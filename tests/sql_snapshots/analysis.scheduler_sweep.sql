@@ -2,7 +2,7 @@
 -- empty: every service of the project, as one with service '') over the window [start, end), each service ranked
 -- on its own: the scheduler_pieces view's sweep of the attempts queued or in flight during the
 -- window's edges (one call: the view leaves out the hours of its aggregated core [core_start, core_end)), with the
--- core's stored minutes and hours (analysis/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
+-- core's stored minutes and hours (analysis/rollups/aggregates.py; an empty core when core_start = core_end = end), grouped into buckets of {bucket_ms} ms
 -- (epoch-aligned; whole minutes when the window has a core). Route and tenant filters do not apply (an instance's
 -- queue is every route's and tenant's). Two groupings:
 -- * per instance and bucket (tenant = ''): cap (the llm.scheduler.cap of the latest attempt queued so far, so a
@@ -76,7 +76,7 @@ FROM
             FROM
             (
                 -- the window's rows per instance and bucket (tenant = '') and per tenant (instance = ''): its
-                -- aggregated core's minutes and hours (analysis/aggregates.py) with the edges swept from attempts
+                -- aggregated core's minutes and hours (analysis/rollups/aggregates.py) with the edges swept from attempts
                 SELECT service, is_instance_row, instance, bucket_start_ms, tenant, argMax(cap, cap_at) AS instance_cap,
                        sum(backlog_ms) AS backlog_ms, sum(gap_ms) AS gap_ms, sum(queue_ms) AS queue_ms,
                        sum(in_flight_ms) AS in_flight_ms, sum(covered_ms) AS covered_ms, max(queue_max) AS queue_max,

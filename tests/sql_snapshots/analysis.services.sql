@@ -4,7 +4,7 @@
 -- requests is logical: one per attempt, however many copies re-sends and re-materializations left unmerged
 -- (each hour's latest materialization holds one row per attempt, as the diagnosis counts them), over the same
 -- window as every other count of the pages and the diagnosis: the window's aggregated core from request_hours,
--- its edges from request_buckets (analysis/aggregates.py).
+-- its edges from request_buckets (analysis/rollups/aggregates.py).
 SELECT service AS value, sum(n) AS requests,
        {q:String} = '' OR positionCaseInsensitiveUTF8(service, {q:String}) > 0 AS hit,
        sum(toUInt64(hit)) OVER () AS matching

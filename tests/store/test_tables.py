@@ -23,7 +23,7 @@ def test_each_listed_expiry_is_a_ttl_of_the_migrated_table(clickhouse):
 
 
 def test_the_aggregate_chains_fill_every_aggregate_table_once_from_its_own_statement():
-    from analysis.aggregates import CHAINS
+    from analysis.rollups.aggregates import CHAINS
 
     statements = [s for chain in CHAINS for s in chain]
     assert len(statements) == len(set(statements)) == len([t for t in tables.TABLES if t.fill])

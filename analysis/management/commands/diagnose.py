@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
 
-from analysis.diagnosis_service import run_diagnosis
+from analysis.diagnosis.service import run_diagnosis
 from analysis.windows import parse_instant
 from analysis.errors import AnalysisError
 from projects.models import Project

@@ -10,7 +10,7 @@ product counts them), on the SLO's route and tenant when it names them, queued i
 - bad when its signal is at or over the threshold, or when it failed (a failed try never kept the promise);
 - not measured when it succeeded but its span form cannot give the signal (TTFT of a non-streaming call): neither
   good nor bad, and reported as "not measured for N % of requests", never as good.
-The counts are exact: every attempt of the window is read with the SLO's own threshold (analysis/slo_counts.py,
+The counts are exact: every attempt of the window is read with the SLO's own threshold (analysis/reads/slo_counts.py,
 which keeps the counts of settled hours so a page does not read 30 days each time).
 
 compliance = good / measured; error budget remaining = 1 - bad / allowed, allowed = (1 - objective) * measured
@@ -22,8 +22,8 @@ from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 
-from analysis.aggregates import HOUR, floor_hour
-from analysis.slo_counts import MINUTE, Counts, per_hour, per_minute, total
+from analysis.rollups.aggregates import HOUR, floor_hour
+from analysis.reads.slo_counts import MINUTE, Counts, per_hour, per_minute, total
 from analysis.windows import utc_naive
 from analysis.wording import fmt
 from store.concurrent import gather

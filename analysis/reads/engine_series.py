@@ -7,15 +7,13 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from pathlib import Path
 
 from analysis import engines
 from analysis.evidence_types import Engine
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 EMPTY_QUEUE = 0.5  # a minute whose mean waiting requests are under this had an empty queue
 
 

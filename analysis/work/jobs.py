@@ -4,18 +4,22 @@ Every minute (the first two steps of the minute pipeline, latency_obs/pipeline.p
 buckets of the hours that received spans since the last run, then diagnose the services that received spans
 since the last run over the recent window. Every five minutes: diagnose the last full hour's services that have
 no diagnosis of it yet. Each takes a Deadline (its time budget) and serves projects in turns
-(analysis/fairness.py); what a run leaves stays queued (analysis/backlog.py) or unstored, and the next run
+(analysis/fairness.py); what a run leaves stays queued (analysis/work/backlog.py) or unstored, and the next run
 starts with it. Results replace earlier ones for the same window, so a job may be rerun at will.
 """
 from datetime import datetime
 
-from analysis import aggregates, backlog, sweeps
-from analysis.diagnosis_service import run_diagnosis
+from analysis.rollups import aggregates
+
+from analysis.work import backlog
+
+from analysis.reads import sweeps
+from analysis.diagnosis.service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.fairness import Deadline, by_project, run_in_turns
-from analysis.materialize import HOUR, materialize
+from analysis.rollups.materialize import HOUR, materialize
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
-from analysis.queries import active_services
+from analysis.reads.queries import active_services
 from analysis.windows import last_full_hour, recent_window
 from store import client
 
@@ -35,7 +39,7 @@ def use_jobs_client() -> None:
 def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:
     """The minute job: queue the hours that got spans since the last run, then materialize queued hours (one SQL
     per project and hour, whatever the number of services), projects in turns, until the deadline; then, in the
-    time left, aggregate the hours that have settled since they were materialized (analysis/aggregates.py).
+    time left, aggregate the hours that have settled since they were materialized (analysis/rollups/aggregates.py).
 
     Returns {"hours": materialized, "rows": their rows afterwards, "projects": sorted ids served, "found": hours
     found dirty this run, "deferred": hours still queued, "aggregated": settled hours aggregated, "errors": hours

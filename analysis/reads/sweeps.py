@@ -1,8 +1,8 @@
 """The scheduler sweeps of the services a job diagnoses over one window, read BATCH services at a time.
 
-A diagnosis's longest read is its scheduler sweep (analysis/evidence.py), and over the minute job's 15-minute window
+A diagnosis's longest read is its scheduler sweep (analysis/diagnosis/evidence.py), and over the minute job's 15-minute window
 most of a sweep's time is planning: on the 10M-span bench day, ten services' sweeps took 1.87 s one by one and
-0.40 s in one read. The diagnose jobs (analysis/jobs.py) hand their queues through `announced`, which tells this
+0.40 s in one read. The diagnose jobs (analysis/work/jobs.py) hand their queues through `announced`, which tells this
 module the next BATCH services of a project as the job takes them; the first of them whose diagnosis asks for its
 sweep (`sweep`) reads the batch's, and each of the others takes its own from that read. A sweep asked for anything
 else (another window, width or limit, a service not announced, no job around) is read alone, as before.
@@ -14,7 +14,7 @@ from datetime import datetime
 from itertools import islice
 from threading import Lock
 
-from analysis import queries
+from analysis.reads import queries
 
 # rows per service are bounded by the width (a series' points) x (ANALYSIS_TOP_N + 1): ~3,800 for 15 minutes
 BATCH = 16

@@ -1,5 +1,5 @@
 """An SLO's good, bad and not-measured requests per clock hour or per minute, read from request_buckets with the SLO's
-own threshold (sql/slo_counts.sql says what each count holds). analysis/slos.py turns them into the SLO's numbers.
+own threshold (sql/slo_counts.sql says what each count holds). analysis/reads/slos.py turns them into the SLO's numbers.
 
 Counting with an arbitrary threshold means reading every attempt of the window (the hourly aggregates keep sketches,
 which cannot say exactly how many values lie under a threshold): 30 days of a busy service are tens of millions of
@@ -11,17 +11,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from django.core.cache import cache
 
-from analysis.aggregates import HOUR, ceil_hour, floor_hour, settled_before
+from analysis.rollups.aggregates import HOUR, ceil_hour, floor_hour, settled_before
 from analysis.windows import utc_naive
 from store import client
 from store.concurrent import gather
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 MINUTE = timedelta(minutes=1)
 KEPT_SECONDS = 31 * 86_400  # the longest window, and a day
 

@@ -17,7 +17,7 @@ reads keep only the recorded version (_core_version.sql).
 An hour is aggregated once it has settled, SETTLE after its end (after_materialize): before that it is still
 taking spans, the minute job materializes it every minute, and no window that ends by now holds it whole, so
 aggregating it would be paid every minute for nothing. Hours materialized before they settle wait as
-UnaggregatedHour rows for the minute job's first run after (analysis/jobs.py); a settled hour materialized
+UnaggregatedHour rows for the minute job's first run after (analysis/work/jobs.py); a settled hour materialized
 again (late spans) is aggregated at once.
 
 A read splits its window [start, end) into the core, the longest run of aggregated whole hours inside it, read
@@ -32,7 +32,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import partial
-from pathlib import Path
 from threading import Lock
 
 from django.conf import settings
@@ -41,9 +40,8 @@ from analysis.models import UnaggregatedHour
 from analysis.windows import utc_naive
 from store import client, tables
 from store.concurrent import gather
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 HOUR = timedelta(hours=1)
 # TRICKY: spans are exported when a request ends, so an hour keeps getting its requests' spans for minutes after
 # its end; aggregating it this long after keeps one aggregation per hour in the common case

@@ -1,7 +1,7 @@
 """The fixes the seed texts recommend for each verdict, condensed, each citing its source as a readable title.
 
 A recommendation is {"text", "why", "source"}: the fix, the finding it answers ("because t_queue p95 25.7 s is
-above 1 s and gap_fraction 0% is below 50%", written by analysis.diagnosis), and where it comes from as
+above 1 s and gap_fraction 0% is below 50%", written by analysis.diagnosis.flowchart), and where it comes from as
 "<seed title> — <section>" (the seed texts in /work/shared/seeds; SOURCES below), never a seed number.
 """
 SOURCES = {
@@ -200,6 +200,6 @@ def recommend(verdict: str, tenant_findings: list[dict] | bool = (), why: str = 
 
 
 def data_fixes(gaps: list[str]) -> list[dict]:
-    """What to send when the flowchart cannot decide (analysis.diagnosis.missing), as recommendations."""
+    """What to send when the flowchart cannot decide (analysis.diagnosis.flowchart.missing), as recommendations."""
     return [{"text": gap, "why": "because the questions that tell healthy from slow could not be answered",
              "source": f"{SOURCES['readme']} — The span convention"} for gap in gaps]

@@ -11,16 +11,14 @@ the window's attempts (`make bench-live`: the pickers were 25-45 % of a page's s
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 
 from django.core.cache import cache
 
-from analysis.aggregates import remembered
+from analysis.rollups.aggregates import remembered
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 # a window ending at the current minute moves on within a minute anyway: its answers are not asked for after that
 KEPT_SECONDS = 120
 

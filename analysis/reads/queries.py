@@ -6,18 +6,18 @@ stddev) it is None, never 0.
 """
 import math
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from django.conf import settings
 
-from analysis import aggregates, buckets
+from analysis import buckets
+
+from analysis.rollups import aggregates
 from analysis.evidence_types import OTHERS
 from analysis.stats import finite
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 # what a distribution may be grouped by (sql/_dimension_value.sql)
 DIMENSIONS = ("route", "tenant")
 # the percentiles a budget may be measured at
@@ -25,7 +25,7 @@ PERCENTILES = (50, 90, 95, 99)
 UINT32_MAX = 2**32 - 1  # a {limit:UInt32} that keeps everything
 MINUTE_MS = 60_000
 # Windows at least this long read their whole aggregated hours' distributions and series from sketches (bucket_hours,
-# bucket_minutes, tenant_hours: analysis/aggregates.py; a quantile is within 0.2 % of a value near its rank, counts and
+# bucket_minutes, tenant_hours: analysis/rollups/aggregates.py; a quantile is within 0.2 % of a value near its rank, counts and
 # means exact); shorter ones, and any tenant filter, read every attempt and their quantiles are exact.
 SKETCH_AFTER = timedelta(hours=6)
 # ... and hold at least this many attempts in their core: below it reading every attempt is cheap, and a sketch's
@@ -177,7 +177,7 @@ def scheduler_sweep(project_id, service, start, end, bucket_ms: int, limit: int 
 
 
 def scheduler_sweeps(project_id, services: list[str], start, end, bucket_ms: int, limit: int | None = None) -> dict:
-    """scheduler_sweep of each of `services` from one read (analysis/sweeps.py): service -> its sweep. An empty
+    """scheduler_sweep of each of `services` from one read (analysis/reads/sweeps.py): service -> its sweep. An empty
     list: every service of the project as one, under ''."""
     # the stored minutes serve buckets of whole minutes; finer ones are swept from attempts over the whole window
     cut = aggregates.split(project_id, start, end) if bucket_ms % MINUTE_MS == 0 else aggregates.whole(start, end)
@@ -477,7 +477,7 @@ def project_services(project_id, start, end) -> list[str]:
 
 def coverage_counts(project_id, service, start, end, route="", tenant="") -> list[dict]:
     """Per span form (most attempts first): "form", "attempts", "runs" (final attempts), "successes" (attempts
-    not 'error'), and per bucket and signal of analysis.coverage the number of those with a known value. Empty
+    not 'error'), and per bucket and signal of analysis.reads.coverage the number of those with a known value. Empty
     without attempts."""
     rows = client.query(_sql("coverage_counts"), parameters={
         **_params(project_id, service, start, end, route, tenant), **_counted(project_id, start, end, tenant).params})

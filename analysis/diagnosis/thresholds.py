@@ -63,7 +63,7 @@ class Thresholds:
     hidden_retry_tail_ratio: float = 2.0
     # t_post share of request time (p50): post_processing preset 0.38, healthy 0.005.
     post_share: float = 0.15
-    # t_gateway share of a gateway's request (p50; analysis/layers.py): a proxy adding tens of ms to a 1 s call ~0.03.
+    # t_gateway share of a gateway's request (p50; analysis/reads/layers.py): a proxy adding tens of ms to a 1 s call ~0.03.
     gateway_share: float = 0.2
     # A tenant is an outlier when its TTFT or total p95 is this many times the service's, over enough requests.
     tenant_outlier_ratio: float = 3.0
@@ -162,6 +162,6 @@ def configured() -> Thresholds:
 def check_settings(app_configs=None, **kwargs) -> list[checks.Error]:
     """System check: analysis.E001 for unknown threshold names, analysis.E002 for bad values."""
     _, problems = validate(getattr(settings, "ANALYSIS_THRESHOLDS", None) or {})
-    hint = ("names and defaults are in analysis/thresholds.py; set them as a JSON object, "
+    hint = ("names and defaults are in analysis/diagnosis/thresholds.py; set them as a JSON object, "
             "e.g. ANALYSIS_THRESHOLDS='{\"queue_p95_ms\": 2000}'")
     return [checks.Error(message, hint=hint, id=check_id) for check_id, message in problems]

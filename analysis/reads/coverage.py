@@ -5,7 +5,9 @@ A value the spans cannot give is NULL in request_buckets (README "What it measur
 "known"; the form column (ingest/mapping.py's forms) says where the unmeasured attempts came from. The diagnosis
 API returns this as "coverage", and every dashboard page shows it as a strip of chips (dashboard/access.Page).
 """
-from analysis import queries, stats, versions
+from analysis import stats
+from analysis.reads import queries
+from analysis.reads import versions
 from analysis.buckets import ALL
 
 # What each share is over: a failed attempt may end before a first token, so first-token buckets are over the

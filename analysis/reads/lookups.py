@@ -7,13 +7,13 @@ when searching), plus the selected one.
 """
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
-from analysis import aggregates, versions
+from analysis.rollups import aggregates
+
+from analysis.reads import versions
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,16 @@
 from dataclasses import replace
 from datetime import datetime
 
-from analysis import layers
-from analysis.aggregates import shared_reads
-from analysis.coverage import coverage, hidden_retry_runs
-from analysis.diagnosis import diagnose
+from analysis.reads import layers
+from analysis.rollups.aggregates import shared_reads
+from analysis.reads.coverage import coverage, hidden_retry_runs
+from analysis.diagnosis.flowchart import diagnose
 from analysis.errors import AnalysisError
-from analysis.evidence import collect
+from analysis.diagnosis.evidence import collect
 from analysis.models import ServiceCost
-from analysis.recommendations import recommend
+from analysis.diagnosis.recommendations import recommend
 from analysis.wording import fmt
-from analysis.thresholds import configured
+from analysis.diagnosis.thresholds import configured
 from analysis.windows import check_window
 from store.concurrent import beside
 from store.reasons import Reason
@@ -20,7 +20,7 @@ from store.reasons import Reason
 def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
                   tenant: str = "") -> dict:
     """{"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"} for one service window,
-    JSON-ready (evidence: Evidence.to_json(), with cost_per_success_usd; coverage: analysis.coverage.coverage()).
+    JSON-ready (evidence: Evidence.to_json(), with cost_per_success_usd; coverage: analysis.reads.coverage.coverage()).
 
     Raises AnalysisError: missing_parameter without a service, bad_date / window_too_large for the window,
     unknown_service (404) when the service has no requests in it (for this project, route and tenant).

@@ -1,6 +1,6 @@
 """Reads that reach into the last hours see what is stored now, not what the minute job last materialized.
 
-analysis reads request_buckets, which the minute pipeline recomputes from spans once a minute (analysis/jobs.py);
+analysis reads request_buckets, which the minute pipeline recomputes from spans once a minute (analysis/work/jobs.py);
 a page or an API answer right after traffic would otherwise lag ingest by up to a minute or more (the issue saw
 193 of 200 requests for a minute). refresh() runs before such a read: one query compares, per hour of the
 window's last ANALYSIS_FRESH_HOURS, the newest span ingested with the hour's last materialization, and the stale
@@ -14,17 +14,15 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
 
-from analysis.materialize import HOUR, materialize
+from analysis.rollups.materialize import HOUR, materialize
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends, so a span stamped just
 # before a materialization may be missing from it: spans this close before the mark still count as newer.
 OVERLAP = timedelta(seconds=2)

@@ -1,6 +1,6 @@
 """The diagnostic flowchart (seed 000, extended with seed 002's signatures) evaluated on collected evidence.
 
-Pure: an Evidence in (see analysis.evidence.collect), verdict, findings, path and fixes out. The flowchart
+Pure: an Evidence in (see analysis.diagnosis.evidence.collect), verdict, findings, path and fixes out. The flowchart
 is data, FLOWCHART below: each node asks one question of one measured value against one threshold and names
 the node (or verdict) its yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt
 name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
@@ -15,10 +15,10 @@ whole request's p95 under the TTFT threshold. When the walk reaches "healthy" wi
 from dataclasses import dataclass
 from typing import Callable
 
-from analysis.evidence import arrival_shares
+from analysis.diagnosis.evidence import arrival_shares
 from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
-from analysis.recommendations import data_fixes, recommend
-from analysis.thresholds import DEFAULT, Thresholds
+from analysis.diagnosis.recommendations import data_fixes, recommend
+from analysis.diagnosis.thresholds import DEFAULT, Thresholds
 from analysis.wording import fmt
 
 VERDICTS = (
@@ -27,7 +27,7 @@ VERDICTS = (
     "kv_cache_pressure",
     "gpu_memory_pressure", "batching_delay", "ttft_unexplained", "healthy", "insufficient_data",
 )
-# The nodes answered by the serving engine's own metrics (analysis.engine_series): the Diagnosis page links them
+# The nodes answered by the serving engine's own metrics (analysis.reads.engine_series): the Diagnosis page links them
 # to the Engine page; without engine metrics they answer "unknown" and the walk goes on.
 ENGINE_NODES = ("kv_cache", "preemptions", "gpu_memory", "restarts", "gpu_busy", "queue_empty", "prefix_cache_miss",
                 "engine_restarts", "memory_headroom")
@@ -110,7 +110,7 @@ FLOWCHART = [
     Node("post_share", "Does post-processing take a large share of request time (t_post share at p50)?",
          metric(lambda e: e.dominance.t_post.p50_share), "post_share", yes="post_processing", no="gateway_share",
          unit="%"),
-    # Across layers (analysis/layers.py): a gateway traced together with the engine it calls knows its own time,
+    # Across layers (analysis/reads/layers.py): a gateway traced together with the engine it calls knows its own time,
     # outside its calls (auth, quota checks, routing, buffering): seed 000's Bottleneck 5 measured hop by hop.
     Node("gateway_share", "Does time inside the gateway take a large share of its requests (t_gateway share at "
          "p50)?", metric(lambda e: e.layers.gateway_share), "gateway_share", yes="gateway_overhead", no="ttft_p95",

@@ -1,20 +1,18 @@
 """Across layers: a request traced at a gateway and at the engine it called, in one trace (docs/cross-layer.md).
 
-analysis/materialize.py fills layer_links (materialize_layer_links.sql) with each pair of attempts of two services
+analysis/rollups/materialize.py fills layer_links (materialize_layer_links.sql) with each pair of attempts of two services
 in one trace, the gateway's call and the engine's attempt under it, and the buckets between them: t_gateway (the
 gateway's server span outside its calls), t_network_ttft and t_network_total (the call's TTFT and total minus the
 engine's). This module reads them: per pair of services (the service map), and per gateway service for its
 diagnosis and pages, with how many of its attempts were seen at one layer only.
 """
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from analysis.evidence_types import Layers as LayerEvidence
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 BUCKETS = ("t_gateway", "t_network_ttft", "t_network_total")
 
 

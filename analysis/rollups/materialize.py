@@ -4,19 +4,17 @@ The attempts view joins stage spans and runs at read time and takes seconds per 
 project; analysis reads request_buckets instead, recomputed per (project, hour of queued_at) by a
 periodic job that redoes exactly the hours that received spans (dirty_hours), one statement per project and
 hour however many services it holds: the minute pipeline queues them and works through them within its
-budget (analysis/backlog.py, analysis/jobs.py); `materialize_dirty(since)` does them all at once.
+budget (analysis/work/backlog.py, analysis/work/jobs.py); `materialize_dirty(since)` does them all at once.
 """
 import logging
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
-from analysis import aggregates
+from analysis.rollups import aggregates
 from analysis.windows import utc_naive
 from store import client
-from store.sql import SqlFiles
 
 log = logging.getLogger(__name__)
-_sql = SqlFiles(Path(__file__).parent / "sql").text
+from analysis.sql_files import sql as _sql
 HOUR = timedelta(hours=1)
 
 
@@ -27,7 +25,7 @@ def materialize(project_id: int, start: datetime, end: datetime, now: datetime |
     Each hour's rows are a new version, recorded in materialized_hours once written: reads keep the latest
     (_current.sql), so a read during a run sees the hour's previous version whole, and an attempt that left the hour
     (its queued_at moved) leaves with it. The hours that have settled at `now` (default: this machine's clock), and
-    the next one when it has any, get their aggregates anew; the others are queued for them (analysis/aggregates.py).
+    the next one when it has any, get their aggregates anew; the others are queued for them (analysis/rollups/aggregates.py).
     Idempotent: a re-run writes newer copies of the same rows.
     """
     lo, hi = aggregates.floor_hour(utc_naive(start)), aggregates.ceil_hour(utc_naive(end))

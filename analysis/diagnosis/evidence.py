@@ -2,10 +2,10 @@
 analysis.evidence_types.Evidence (its to_json() is the "evidence" of the diagnosis answer).
 
 collect() is the only function here that reads the store. Every other function shapes rows that
-analysis.queries returns and does no I/O, so the weekly review and the dashboard pages shape their rows
+analysis.reads.queries returns and does no I/O, so the weekly review and the dashboard pages shape their rows
 exactly as the diagnosis does. Durations are milliseconds (backlog in seconds where the name says so),
 shares are 0..1, and a value that cannot be measured in the window is None, never 0. Reads
-request_buckets only (see analysis/materialize.py), so the window's hours must have been materialized.
+request_buckets only (see analysis/rollups/materialize.py), so the window's hours must have been materialized.
 
 Bounded whatever the cardinality: tenants, noisy_neighbours and gap_fraction.instances hold the ANALYSIS_TOP_N
 largest entries plus one named OTHERS pooling the rest (evidence_types), and the SQL returns no more than that.
@@ -14,13 +14,21 @@ from datetime import datetime, timezone
 
 from django.conf import settings
 
-from analysis import engine_series, layers, queries, stats, sweeps
+from analysis import stats
+
+from analysis.reads import engine_series
+
+from analysis.reads import layers
+
+from analysis.reads import queries
+
+from analysis.reads import sweeps
 from analysis.buckets import PARTS
 from analysis.evidence_types import (
     LEVELS, SEGMENT_BUCKETS, TAIL_BUCKETS, BucketStats, Buckets, Churn, Decode, Dominance, Evidence,
     GapFraction, InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
 )
-from analysis.thresholds import Thresholds, configured
+from analysis.diagnosis.thresholds import Thresholds, configured
 from store.concurrent import beside, gather
 
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
