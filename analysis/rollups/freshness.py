@@ -9,7 +9,13 @@ hour (ingested_hours, filled on every INSERT into spans, and materialized_hours)
 those were millions of rows before every page. Older hours only change through
 late spans, which the minute job materializes as before. The minute job's queue (DirtyHour) is left alone: it
 recomputes those hours once more, which is idempotent.
+
+A busy hour (its last on-demand run took REST_FLOOR or more: seconds under steady ingest) is materialized in the
+background instead, and the read goes on with the buckets as they are (lagging by about that run), its stamp ""
+so that nothing read then is kept: measured in the running `up` under 5,000 spans/s, pages waiting for the current
+hour's refresh were most of their time (docs/benchmarks.md, bench-live).
 """
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -17,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import connections
 
 from analysis.rollups.materialize import HOUR, materialize
 from analysis.windows import utc_naive
@@ -30,6 +37,10 @@ OVERLAP = timedelta(seconds=2)
 REST_FLOOR = timedelta(seconds=1)
 EPOCH_YEAR = 1970
 _lock = threading.Lock()  # one refresh at a time per process: a burst of page views materializes an hour once
+_pending: set[tuple[int, datetime]] = set()  # (project, hour) being materialized in the background
+_pending_lock = threading.Lock()
+_done = threading.Condition(_pending_lock)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,12 +69,22 @@ def refresh(project_id: int, start: datetime, end: datetime, now: datetime | Non
     if end <= since:
         return Freshness()
     hours, stale, resting = _check(project_id, since, end)
-    if not stale:
-        return Freshness(_newest(hours), left=resting)
+    busy = [hour for hour in stale if _busy(project_id, hour)]
+    if len(busy) == len(stale):
+        _in_background(project_id, busy, _checked_at(hours))
+        return Freshness(_newest(hours), left=len(stale) + resting)
     with _lock:
         hours, stale, resting = _check(project_id, since, end)  # another thread may have done them meanwhile
-        done = _materialize(project_id, stale, hours[0]["checked_at"] if hours else None)
+        quiet = [hour for hour in stale if not _busy(project_id, hour)]
+        done = _materialize(project_id, quiet, _checked_at(hours))
+    _in_background(project_id, [hour for hour in stale if hour not in quiet[:done]], _checked_at(hours))
     return Freshness(_newest(hours), materialized=done, left=len(stale) - done + resting)
+
+
+def idle(timeout: float) -> bool:
+    """Wait until no background refresh runs in this process (at most `timeout` seconds); whether none does."""
+    with _done:
+        return _done.wait_for(lambda: not _pending, timeout)
 
 
 def _check(project_id: int, since: datetime, end: datetime) -> tuple[list[dict], list[datetime], int]:
@@ -92,22 +113,59 @@ def _state(project_id: int, row: dict) -> str:
     return "stale"
 
 
+def _busy(project_id: int, hour: datetime) -> bool:
+    """Whether the hour's last on-demand run took REST_FLOOR or more: a read does not wait for the next one."""
+    mark = cache.get(_mark_key(project_id, hour))
+    return bool(mark) and mark[1] >= REST_FLOOR
+
+
 def _materialize(project_id: int, stale: list[datetime], checked_at: datetime | None) -> int:
     """Materialize the stale hours newest first (the window's tail matters most) while the next one, by its last
-    duration, fits the budget; returns how many were done. Each gets a mark: the check's time (spans ingested since
-    are newer) and how long it took."""
+    duration, fits the budget; returns how many were done (the rest go to the background)."""
     deadline = time.monotonic() + settings.ANALYSIS_FRESH_BUDGET_SECONDS
     done = 0
     for hour in stale:
-        began, mark = time.monotonic(), cache.get(_mark_key(project_id, hour))
-        # an hour whose last run would not fit is left to the minute job: a busy hour must not make every read slow
-        if began + (mark[1].total_seconds() if mark else 0) >= deadline:
+        mark = cache.get(_mark_key(project_id, hour))
+        if time.monotonic() + (mark[1].total_seconds() if mark else 0) >= deadline:
             break
-        materialize(project_id, hour, hour + HOUR)
-        took = timedelta(seconds=time.monotonic() - began)
-        cache.set(_mark_key(project_id, hour), (checked_at, took), timeout=(settings.ANALYSIS_FRESH_HOURS + 2) * 3600)
+        _materialize_hour(project_id, hour, checked_at)
         done += 1
     return done
+
+
+def _materialize_hour(project_id: int, hour: datetime, checked_at: datetime | None) -> None:
+    """Materialize one hour and mark it: the check's time (spans ingested since are newer) and how long it took."""
+    began = time.monotonic()
+    materialize(project_id, hour, hour + HOUR)
+    took = timedelta(seconds=time.monotonic() - began)
+    cache.set(_mark_key(project_id, hour), (checked_at, took), timeout=(settings.ANALYSIS_FRESH_HOURS + 2) * 3600)
+
+
+def _in_background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
+    """Materialize the hours in a thread of their own, unless one already does that hour: reads never wait for them.
+    Not under _lock: a quiet project's refresh must not wait behind a busy one's."""
+    with _pending_lock:
+        new = [hour for hour in hours if (project_id, hour) not in _pending]
+        _pending.update((project_id, hour) for hour in new)
+    if new:
+        threading.Thread(target=_background, args=(project_id, new, checked_at), name="freshness", daemon=True).start()
+
+
+def _background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
+    try:
+        for hour in hours:
+            _materialize_hour(project_id, hour, checked_at)
+    except Exception:  # the minute job materializes them anyway; a read must never see this thread's failure
+        log.exception("background refresh of project %s failed", project_id)
+    finally:
+        connections.close_all()  # this thread's Django DB connections (the aggregates' queue)
+        with _done:
+            _pending.difference_update((project_id, hour) for hour in hours)
+            _done.notify_all()
+
+
+def _checked_at(rows: list[dict]) -> datetime | None:
+    return rows[0]["checked_at"] if rows else None
 
 
 def _newest(rows: list[dict]) -> datetime | None:
