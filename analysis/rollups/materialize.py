@@ -10,11 +10,11 @@ import logging
 from datetime import datetime, timedelta, timezone
 
 from analysis.rollups import aggregates
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 
 log = logging.getLogger(__name__)
-from analysis.sql_files import sql as _sql
 HOUR = timedelta(hours=1)
 
 
