@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from alerts.validation import validate_webhook_url
 from analysis import buckets
-from analysis.diagnosis.flowchart import VERDICTS
+from analysis.diagnosis.verdicts import REGISTRY
 from projects.models import Project
 
 
@@ -123,9 +123,9 @@ class AlertRule(models.Model):
             raise ValidationError({"group_by": f"{self.kind} is measured per service"})
         if self.kind == self.TENANT_TAIL and self.bucket not in ("ttft", "total"):
             raise ValidationError({"bucket": "a tenant's tail is its ttft or total"})
-        unknown = sorted(set(self.verdict_list()) - set(VERDICTS))
+        unknown = sorted(set(self.verdict_list()) - set(REGISTRY))
         if unknown:
-            raise ValidationError({"verdicts": f"unknown verdict {', '.join(unknown)}: one of {', '.join(VERDICTS)}"})
+            raise ValidationError({"verdicts": f"unknown verdict {', '.join(unknown)}: one of {', '.join(REGISTRY)}"})
         if self.budget_id and (self.budget.project_id != self.project_id or self.budget.service != self.service):
             raise ValidationError({"budget": "a budget of this rule's project and service"})
         if self.slo_id and (self.slo.project_id != self.project_id or self.slo.service != self.service):

@@ -1,4 +1,6 @@
-"""Where the evidence behind each flowchart node can be seen: (URL name, extra query) per node."""
+"""Where the evidence behind each flowchart node, and behind each verdict, can be seen: (URL name, extra query)."""
+from analysis.diagnosis.verdicts import REGISTRY
+
 LINKS = {
     "queue_p95": [("scheduler", {}), ("runs", {"bucket": "t_queue"})],
     "queue_share": [("scheduler", {}), ("runs", {"bucket": "t_queue"})],
@@ -25,3 +27,9 @@ LINKS = {
 }
 TITLES = {"scheduler": "scheduler", "runs": "runs", "overview": "overview", "prompts": "prompt length",
           "connections": "connections", "tenants": "tenants", "engine": "engine", "service-map": "service map"}
+
+
+def verdict_pages(code: str) -> list[tuple[str, dict]]:
+    """The pages of a verdict's evidence: its record's (analysis.diagnosis.verdicts); [] for a code not registered
+    (a stored diagnosis may be older than a verdict's removal)."""
+    return list(REGISTRY[code].pages) if code in REGISTRY else []

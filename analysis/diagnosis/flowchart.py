@@ -2,8 +2,8 @@
 
 Pure: an Evidence in (see analysis.diagnosis.evidence.collect), verdict, findings, path and fixes out. The flowchart
 is data, FLOWCHART below: each node asks one question of one measured value against one threshold and names
-the node (or verdict) its yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt
-name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
+the node (or verdict: a code of analysis.diagnosis.verdicts.REGISTRY, whose record holds all else keyed by it) its
+yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
 branch, so missing telemetry never produces a verdict on its own. A node may name a measured upper bound of its
 value (t_queue <= TTFT <= total per attempt): when the value is unknown and the bound is under the threshold, the
 answer is "no" all the same.
@@ -19,14 +19,9 @@ from analysis.diagnosis.evidence import arrival_shares
 from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
 from analysis.diagnosis.recommendations import data_fixes, recommend
 from analysis.diagnosis.thresholds import DEFAULT, Thresholds
+from analysis.diagnosis.verdicts import REGISTRY
 from analysis.wording import fmt
 
-VERDICTS = (
-    "queue_backlog", "admission_gap", "retry_amplification", "preprocessing", "connection_churn",
-    "prefill_pressure", "decode_throughput", "post_processing", "network_overhead", "gateway_overhead", "cold_start",
-    "kv_cache_pressure",
-    "gpu_memory_pressure", "batching_delay", "ttft_unexplained", "healthy", "insufficient_data",
-)
 # The nodes answered by the serving engine's own metrics (analysis.reads.engine_series): the Diagnosis page links them
 # to the Engine page; without engine metrics they answer "unknown" and the walk goes on.
 ENGINE_NODES = ("kv_cache", "preemptions", "gpu_memory", "restarts", "gpu_busy", "queue_empty", "prefix_cache_miss",
@@ -177,28 +172,6 @@ FLOWCHART = [
 ]
 NODES = {node.name: node for node in FLOWCHART}
 
-# A cause is present when every node of one of its groups answers yes (evaluated on all nodes, not the path).
-CAUSES: dict[str, list[tuple[str, ...]]] = {
-    "queue_backlog": [("queue_p95",), ("queue_share",)],
-    "admission_gap": [("queue_p95", "idle_slots"), ("queue_share", "idle_slots")],
-    "retry_amplification": [("retry_rate",)],
-    "preprocessing": [("prep_share",)],
-    "connection_churn": [("new_connections", "churn_spearman")],
-    "network_overhead": [("network_share",)],
-    "prefill_pressure": [("ttft_p95", "prefill_ratio"), ("ttft_p95", "prefix_cache_miss")],
-    "cold_start": [("ttft_p95", "after_start")],
-    "kv_cache_pressure": [("ttft_p95", "kv_cache", "preemptions")],
-    "gpu_memory_pressure": [("ttft_p95", "gpu_memory"), ("ttft_p95", "restarts"), ("engine_restarts",),
-                            ("memory_headroom", "failing_attempts")],
-    "batching_delay": [("ttft_p95", "gpu_busy", "queue_empty", "short_prompts_slow")],
-    "decode_throughput": [("decode_speed",)],
-    "post_processing": [("post_share",)],
-    "gateway_overhead": [("gateway_share",)],
-}
-# Causes a verdict already explains: an admission gap or retry storm is a backlog by construction.
-IMPLIED = {"admission_gap": {"queue_backlog"}, "retry_amplification": {"queue_backlog"}}
-
-
 def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
@@ -255,7 +228,7 @@ def evaluate(node: Node, evidence: Evidence, thresholds: Thresholds) -> dict:
 def walk(evidence: Evidence, thresholds: Thresholds) -> tuple[str, list[dict]]:
     """Follow the flowchart from its first node to a verdict; returns (verdict, path)."""
     path, current = [], FLOWCHART[0].name
-    while current not in VERDICTS:
+    while current not in REGISTRY:
         node = NODES[current]
         step = evaluate(node, evidence, thresholds)
         path.append(step)
@@ -264,12 +237,13 @@ def walk(evidence: Evidence, thresholds: Thresholds) -> tuple[str, list[dict]]:
 
 
 def cause_findings(verdict: str, steps: dict[str, dict]) -> list[dict]:
-    """Other causes whose checks are positive, besides the verdict and what it implies."""
-    findings = []
-    for code, groups in CAUSES.items():
-        if code == verdict or code in IMPLIED.get(verdict, ()):
+    """Other causes whose checks are positive (a group of a record's `present`, every node answering yes), besides
+    the verdict and what it implies."""
+    findings, implied = [], REGISTRY[verdict].implies
+    for code, record in REGISTRY.items():
+        if code == verdict or code in implied:
             continue
-        group = next((g for g in groups if all(steps[n]["answer"] == "yes" for n in g)), None)
+        group = next((g for g in record.present if all(steps[n]["answer"] == "yes" for n in g)), None)
         if group is None:
             continue
         checks = [{k: steps[n][k] for k in ("node", "value", "threshold")} for n in group]
@@ -338,18 +312,13 @@ def reliability_findings(success_rate: float | None, thresholds: Thresholds) -> 
              "message": f"only {rate:.1%} of runs succeeded: throughput that increases failures is a regression"}]
 
 
-# Verdicts that do not explain a tail of TTFT (or of the whole request): decode speed is per token after the first,
-# the other two name no cause. A tail under them, with retries not visible, may be the client's own retries.
-TAIL_UNEXPLAINED = ("decode_throughput", "ttft_unexplained", "insufficient_data", "healthy")
-
-
 def hidden_retry_findings(evidence: Evidence, verdict: str, thresholds: Thresholds) -> list[dict]:
     """A possible cause, never a verdict: where retries inside one client span are not visible (retries.hidden_runs:
     client spans without HTTP children or run keys) and the verdict does not explain a tail of TTFT (of total when TTFT
     is not measured) of at least hidden_retry_tail_ratio x its p50, the client's own retries (a failed try and its
     back-off inside the span) may make that tail. Empty otherwise, and when hidden_runs is unknown."""
     hidden, runs = evidence.retries.hidden_runs, evidence.retries.runs
-    if not hidden or verdict not in TAIL_UNEXPLAINED:
+    if not hidden or REGISTRY[verdict].explains_tail:
         return []
     name, stats = ("TTFT", evidence.buckets.ttft) if evidence.buckets.ttft.count else ("total", evidence.buckets.total)
     p50, p95 = _number(stats.p50), _number(stats.p95)
@@ -408,7 +377,7 @@ def because(path: list[dict]) -> str:
 def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     """Verdict, findings, path, recommendations and missing for one service window.
 
-    verdict: one of VERDICTS. path: the flowchart steps taken, in order. findings: other causes present
+    verdict: a code of the verdicts registry (analysis.diagnosis.verdicts). path: the flowchart steps taken, in order. findings: other causes present
     (every node is evaluated, not only those on the path), hidden retries as a possible cause (hidden_retry_findings),
     tenant outliers, noisy neighbours and a low success rate. recommendations: the seed fixes for the verdict (none
     for healthy), plus tenant isolation when a tenant stands out. A walk that ends at "healthy" without

@@ -12,6 +12,7 @@ from analysis.models import ServiceCost
 from analysis.diagnosis.recommendations import recommend
 from analysis.wording import fmt
 from analysis.diagnosis.thresholds import configured
+from analysis.diagnosis.verdicts import REGISTRY
 from analysis.windows import check_window
 from store.concurrent import beside
 from store.reasons import Reason
@@ -39,7 +40,7 @@ def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime,
                                                                        evidence.successful_runs_per_hour),
                        retries=replace(evidence.retries, hidden_runs=hidden_retry_runs(covered)))
     result = diagnose(evidence, configured())
-    if evidence.layers.engines and result["verdict"] not in QUIET:
+    if evidence.layers.engines and REGISTRY[result["verdict"]].is_cause:
         result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end),
                                     evidence.layers)
     return {**result, "layers": path_of(project_id, service, start, end), "evidence": evidence.to_json(),
@@ -57,7 +58,6 @@ def path_of(project_id: int, service: str, start: datetime, end: datetime) -> di
     return {"role": role, "calls": calls, "called_by": called_by}
 
 
-QUIET = ("healthy", "insufficient_data")  # verdicts that ask nothing of the engines below
 ENGINES_ASKED = 2  # a gateway's busiest engines whose own diagnosis is read
 
 
@@ -69,7 +69,7 @@ def engine_causes(project_id: int, engines: list[dict], start: datetime, end: da
         evidence = collect(project_id, edge["engine"], start, end)
         if evidence.requests:
             answer = diagnose(evidence, configured())
-            if answer["verdict"] not in QUIET:
+            if REGISTRY[answer["verdict"]].is_cause:  # healthy and insufficient_data ask nothing of them
                 found.append({"service": edge["engine"], "verdict": answer["verdict"],
                               "evidence": deciding_step(answer["path"])})
     return found
@@ -86,14 +86,14 @@ def deciding_step(path: list[dict]) -> str:
 def with_engine_causes(result: dict, causes: list[dict], layers) -> dict:
     """A gateway's diagnosis with its engines' causes: each a finding; and when nothing at the gateway explains its
     slow first token (ttft_unexplained), or only its calls' first tokens growing with prompt length do
-    (prefill_pressure, SECOND_HAND), the first engine's cause is the verdict, with that engine as evidence. When
-    the engines have no cause, what the engine did not spend of the call's first token was spent between the layers:
-    network_overhead once that is LAYER_NETWORK_SHARE of it or more (below network_share's bar, which must find the
-    network on its own among every part of the first token)."""
+    (prefill_pressure; the verdicts whose record is second_hand), the first engine's cause is the verdict, with that
+    engine as evidence. When the engines have no cause, what the engine did not spend of the call's first token was
+    spent between the layers: network_overhead once that is LAYER_NETWORK_SHARE of it or more (below network_share's
+    bar, which must find the network on its own among every part of the first token)."""
     findings = [{"kind": "engine", "code": c["verdict"], "service": c["service"],
                  "message": f"engine {c['service']}: {c['verdict']} ({c['evidence']})"} for c in causes]
     result = {**result, "findings": result["findings"] + findings}
-    if result["verdict"] not in SECOND_HAND or (result["verdict"] != "ttft_unexplained" and not causes):
+    if not REGISTRY[result["verdict"]].second_hand or (result["verdict"] != "ttft_unexplained" and not causes):
         return result
     if causes:
         top = causes[0]
@@ -107,11 +107,6 @@ def with_engine_causes(result: dict, causes: list[dict], layers) -> dict:
 
 
 LAYER_NETWORK_SHARE = 0.2
-# A gateway's verdicts read second-hand from its calls, which the engine's own spans split better: a call's first token
-# holds the engine's queue, scheduler stalls and cold replicas too, and those grow with prompt length like prefill
-# does (long prompts take longer to admit and to prefill), so the calls' prompt-length ratio says prefill_pressure
-# for an engine whose own diagnosis says cold_start or admission_gap (two-layer simulator, docs/cross-layer.md).
-SECOND_HAND = ("ttft_unexplained", "prefill_pressure")
 
 
 def cost_per_success(project_id: int, service: str, successes_per_hour: float | None) -> float | None:

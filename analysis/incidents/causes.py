@@ -5,7 +5,7 @@ out. The decomposition (docs/incidents.md "Causes and scope"): an attempt's requ
 buckets, so the mean per attempt is additive too, L = sum over buckets of (bucket sum / attempts) (t_retry summed
 over runs, charged per attempt; an unknown value adds nothing). The increase Delta L splits into bucket deltas,
 and t_first_token further into its stages. Each part is charged to one cause (parts() below); a part that shrank
-counts 0. t_stream is charged to decode_throughput only for its slower decode (decode_growth): longer outputs are
+counts 0 (the verdicts registry says which: each record's `parts`). t_stream is charged to decode_throughput only for its slower decode (decode_growth): longer outputs are
 a change of workload, which no cause explains. A cause's share is its parts' increase over max(Delta L, the sum of
 the positive parts), so shares are 0..1 and add up to at most 1.
 
@@ -15,6 +15,8 @@ outside its calls) goes to gateway_overhead, t_network_total (the call's total m
 network_overhead, and the engine attempts' own parts to the engine's causes as above, each cause naming its layer
 and service ({"code", "share", "layer": "gateway" | "network" | "engine", "service"}).
 """
+from analysis.diagnosis import verdicts
+
 MIN_SHARE = 0.1  # a cause must explain at least a tenth of the increase to be named
 # Below this fraction of the baseline's mean time to first token (or of L when smaller), the grown parts are noise:
 # no causes. TTFT, not L: a 650 ms network hop is an incident on a service whose answers stream for 17 s.
@@ -22,10 +24,8 @@ MIN_GROWTH = 0.05
 # Decode a little slower under a heavier batch is load, not a decode problem: per-token speed must grow by this
 # fraction before t_stream's growth is charged to decode_throughput (its incidents slow decode 2x or more).
 DECODE_MIN_GROWTH = 0.15
-# The queue's cause depends on the flowchart's compared answers: idle slots -> admission_gap, retries rising with
-# queue depth -> retry_amplification, else queue_backlog.
-QUEUE_CAUSES = (("admission_gap", ("idle_slots",)),
-                ("retry_amplification", ("retry_rate_backlog", "retry_queue_spearman")))
+# The parts of per_attempt() charged to a cause, in the order their growth is summed (ties rank in this order).
+PARTS = ("t_queue", "t_conn", "churn_first_token", "prep", "network", "first_token_rest", "t_stream", "t_post", "t_retry")
 
 
 def per_attempt(sums: dict) -> dict[str, float] | None:
@@ -50,18 +50,19 @@ def per_attempt(sums: dict) -> dict[str, float] | None:
 
 
 def queue_cause(steps: dict[str, dict]) -> str:
-    """The cause t_queue's growth is charged to, from the compared flowchart answers."""
-    for code, nodes in QUEUE_CAUSES:
-        if all(steps.get(name, {}).get("answer") == "yes" for name in nodes):
+    """The cause t_queue's growth is charged to, from the compared flowchart answers: the first verdict whose
+    queue_nodes all answer yes (idle slots: admission_gap; retries rising with queue depth: retry_amplification),
+    else t_queue's owner (queue_backlog)."""
+    for code, verdict in verdicts.REGISTRY.items():
+        if verdict.queue_nodes and all(steps.get(name, {}).get("answer") == "yes" for name in verdict.queue_nodes):
             return code
-    return "queue_backlog"
+    return verdicts.parts()["t_queue"]
 
 
 def parts(steps: dict[str, dict]) -> dict[str, str]:
-    """part of per_attempt() -> the cause code its growth is charged to."""
-    return {"t_queue": queue_cause(steps), "t_conn": "connection_churn", "churn_first_token": "connection_churn",
-            "prep": "preprocessing", "network": "network_overhead", "first_token_rest": "prefill_pressure",
-            "t_stream": "decode_throughput", "t_post": "post_processing", "t_retry": "retry_amplification"}
+    """part of per_attempt() -> the cause code its growth is charged to (PARTS, in order)."""
+    owners = verdicts.parts()
+    return {part: queue_cause(steps) if part == "t_queue" else owners[part] for part in PARTS}
 
 
 def engine_parts(steps: dict[str, dict] | None) -> dict[str, str]:
@@ -170,11 +171,12 @@ def layered(incident: dict, baseline: dict, steps: dict[str, dict], links: tuple
     for part, code in parts(steps).items():
         delta = own_a[part] - own_b[part]
         charge((code, "gateway", gateway), decode_growth({}, {}, delta) if part == "t_stream" else delta)
-    charge(("gateway_overhead", "gateway", gateway), mine[("gateway", "", "t_gateway")]
+    owners = verdicts.parts()
+    charge((owners["t_gateway"], "gateway", gateway), mine[("gateway", "", "t_gateway")]
            - theirs[("gateway", "", "t_gateway")])
     for engine, means in engines_a.items():
         before = engines_b.get(engine) or dict.fromkeys(means, 0.0)
-        charge(("network_overhead", "network", engine), mine[("network", engine, "t_network_total")]
+        charge((owners["t_network_total"], "network", engine), mine[("network", engine, "t_network_total")]
                - theirs.get(("network", engine, "t_network_total"), 0.0))
         deltas = {part: means[part] - before[part] for part in means}
         codes = engine_parts(engine_steps(engine) if deltas["t_queue"] > 0 else None)

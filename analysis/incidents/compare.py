@@ -8,7 +8,8 @@ would blame its old trouble for a new incident of another cause. The correlation
 absolute answer: a rank correlation describes how the incident behaves, not how much of something it has.
 analysis.diagnosis.flowchart is not changed: its plain diagnosis still answers against the thresholds alone.
 """
-from analysis.diagnosis.flowchart import FLOWCHART, LABELS, NODES, VERDICTS, Node, evaluate
+from analysis.diagnosis.flowchart import FLOWCHART, LABELS, NODES, Node, evaluate
+from analysis.diagnosis.verdicts import REGISTRY
 from analysis.evidence_types import Evidence
 from analysis.diagnosis.thresholds import Thresholds
 from analysis.wording import fmt, ratio
@@ -49,7 +50,7 @@ def compared_steps(incident: Evidence, baseline: Evidence, thresholds: Threshold
 def walk(steps: dict[str, dict]) -> tuple[str, list[dict]]:
     """Follow the flowchart on compared steps from its first node to a verdict: (verdict, path)."""
     path, current = [], FLOWCHART[0].name
-    while current not in VERDICTS:
+    while current not in REGISTRY:
         node = NODES[current]
         path.append(steps[current])
         current = node.yes if steps[current]["answer"] == "yes" else node.no

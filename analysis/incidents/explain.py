@@ -28,7 +28,7 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     """{"verdict", "causes", "scope", "path", "findings", "recommendations"} for the incident [start, end) of
     `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
 
-    verdict: a code of analysis.diagnosis.flowchart.VERDICTS; causes[0]'s code whenever latency grew (causes.py), else the
+    verdict: a code of analysis.diagnosis.verdicts.REGISTRY; causes[0]'s code whenever latency grew (causes.py), else the
     compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first (a gateway with calls seen at two
     layers: with "layer" and "service", causes.layered). scope: [{"dimension",
     "value", "share"}], [] when service-wide; an incident found on a route's own series names its route first, one
@@ -88,7 +88,7 @@ def _scope(windows, baseline, cause: str, route: str, layer: str = "") -> list[d
     call's own buckets do not split them); the gateway's own time (t_gateway) is not located yet: []."""
     if (cause, layer) == ("gateway_overhead", "gateway"):
         return []
-    bucket = "total" if layer in ("network", "engine") else scope_.MEASURED.get(cause, "total")
+    bucket = "total" if layer in ("network", "engine") else scope_.measured(cause)
     mean_ms = getattr(baseline.buckets, bucket).mean
     material_ms = baseline.buckets.ttft.mean or baseline.buckets.total.mean
     if mean_ms is None or not material_ms:

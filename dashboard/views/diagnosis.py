@@ -11,7 +11,7 @@ from analysis.models import WindowDiagnosis
 from dashboard import flowchart
 from dashboard import incidents as incidents_
 from dashboard.access import empty_state, page
-from dashboard.evidence_links import LINKS, TITLES
+from dashboard.evidence_links import LINKS, TITLES, verdict_pages
 from dashboard.filters import iso, replace
 from store.concurrent import beside
 
@@ -36,7 +36,7 @@ def diagnosis(request, page):
         with beside(lambda: page.routes):  # the route picker is read beside the diagnosis, not after it
             result, error = live(page.project.pk, f, page.fresh.stamp)
     drawing = flowchart.layout(result["path"] if result else [], result["verdict"] if result else None)
-    steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, step["node"])}
+    steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, LINKS.get(step["node"], []))}
              for step in (result or {}).get("path", [])]
     recent = list(WindowDiagnosis.objects.filter(project=page.project, service=f.service, start__lt=f.end,
                                                  end__gt=f.start).only("start", "end", "verdict").order_by("-end")[:24])
@@ -45,6 +45,7 @@ def diagnosis(request, page):
         "result": result, "error": error, "stored": stored, "drawing": drawing, "steps": steps, "recent": recent,
         "differing": [w for w in recent if w.verdict != verdict], "guarded": _guarded(result),
         "evidence": (result or {}).get("evidence", {}), "timeline": incidents_.timeline(page),
+        "verdict_links": links(f, verdict_pages(verdict)),
     })
 
 
@@ -70,7 +71,8 @@ def _guarded(result: dict | None) -> bool:
     return bool(sample) and sample["runs"] < sample["needed"]
 
 
-def links(f, node: str) -> list[tuple[str, str]]:
-    """(title, URL) of the pages showing this node's evidence, for the same service and window."""
-    return [(TITLES[name], f"{reverse(name)}?{f.query(**extra)}") for name, extra in LINKS.get(node, [])]
+def links(f, pages: list[tuple[str, dict]]) -> list[tuple[str, str]]:
+    """(title, URL) of `pages` ((URL name, extra query): a node's or a verdict's evidence), for the same service and
+    window."""
+    return [(TITLES[name], f"{reverse(name)}?{f.query(**extra)}") for name, extra in pages]
 

@@ -4,7 +4,8 @@ from itertools import combinations
 
 import pytest
 
-from analysis.diagnosis.flowchart import FLOWCHART, INSUFFICIENT, NODES, VERDICTS, diagnose, walk
+from analysis.diagnosis.flowchart import FLOWCHART, INSUFFICIENT, NODES, diagnose, walk
+from analysis.diagnosis.verdicts import REGISTRY as VERDICTS
 from analysis.evidence_types import Evidence
 from analysis.diagnosis.thresholds import DEFAULT
 from dashboard.flowchart import WRAP, layout, step_text
