@@ -17,6 +17,7 @@ from django.urls import reverse
 from alerts.models import AlertRule, AlertState
 from analysis import stats
 from analysis.diagnosis import evidence
+from analysis.diagnosis.verdicts import REGISTRY
 from analysis.reads import queries
 from analysis.reads import slos as slo_status
 from analysis.incidents import headlines
@@ -171,8 +172,10 @@ class Verdict(Kind):
         return {"": (row.verdict, int((row.result.get("evidence") or {}).get("requests") or 0))}
 
     def over(self, rule, value):
-        # insufficient_data says the spans cannot tell, not that latency is bad: no alert (the pages say what to send)
-        return value not in ("healthy", "insufficient_data")
+        # the verdicts that name no cause (analysis.diagnosis.verdicts): healthy, and insufficient_data, which says the
+        # spans cannot tell, not that latency is bad: no alert (the pages say what to send). A code no longer
+        # registered still names something other than healthy.
+        return value not in REGISTRY or REGISTRY[value].is_cause
 
     def label(self, rule):
         return "verdict"

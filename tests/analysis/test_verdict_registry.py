@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
+from alerts.kinds import KINDS
 from alerts.models import AlertRule
 from analysis.diagnosis import flowchart
 from analysis.diagnosis.flowchart import INSUFFICIENT, Node, diagnose, evaluate, metric
@@ -78,9 +79,11 @@ def test_the_fake_verdict_is_located_on_its_bucket_without_its_signature(fake):
     assert scope.scope(rows, 100.0, "tokenizer_stall") == []  # the route is its signature, not its scope
 
 
-def test_alert_rules_accept_the_fake_verdict(fake, alpha):
+def test_alert_rules_accept_the_fake_verdict_and_alert_on_it(fake, alpha):
     rule = AlertRule(project=alpha[0], name="x", kind=AlertRule.INCIDENT, service="svc", verdicts="tokenizer_stall")
     rule.clean()
+    judge = KINDS[AlertRule.VERDICT]
+    assert judge.breached(rule, "tokenizer_stall") and not judge.breached(rule, "insufficient_data")
 
 
 def test_the_diagnosis_page_links_the_fake_verdicts_evidence(fake, client, alpha, clickhouse):
