@@ -2,11 +2,11 @@
 
 Pure: an Evidence in (see analysis.diagnosis.evidence.collect), verdict, findings, path and fixes out. The flowchart
 is data, FLOWCHART below: each node asks one question of one measured value against one threshold and names
-the node (or verdict: a code of analysis.diagnosis.verdicts.REGISTRY, whose record holds all else keyed by it) its
-yes and no answers lead to. Nodes read the evidence through attributes, so a misspelt name raises AttributeError; a value the data could not give is None, answers "unknown" and follows the "no"
-branch, so missing telemetry never produces a verdict on its own. A node may name a measured upper bound of its
-value (t_queue <= TTFT <= total per attempt): when the value is unknown and the bound is under the threshold, the
-answer is "no" all the same.
+the node (or verdict: a code of analysis.diagnosis.verdicts.REGISTRY, whose record holds all else keyed by it) its yes
+and no answers lead to. Nodes read the evidence through attributes, so a misspelt name raises AttributeError; a value
+the data could not give is None, answers "unknown" and follows the "no" branch, so missing telemetry never produces a
+verdict on its own. A node may name a measured upper bound of its value (t_queue <= TTFT <= total per attempt): when the
+value is unknown and the bound is under the threshold, the answer is "no" all the same.
 
 "healthy" needs positive evidence (healthy_supported): is TTFT high? and is decode slow? answered "no", or the
 whole request's p95 under the TTFT threshold. When the walk reaches "healthy" without it, the verdict is
@@ -377,12 +377,12 @@ def because(path: list[dict]) -> str:
 def diagnose(evidence: Evidence, thresholds: Thresholds = DEFAULT) -> dict:
     """Verdict, findings, path, recommendations and missing for one service window.
 
-    verdict: a code of the verdicts registry (analysis.diagnosis.verdicts). path: the flowchart steps taken, in order. findings: other causes present
-    (every node is evaluated, not only those on the path), hidden retries as a possible cause (hidden_retry_findings),
-    tenant outliers, noisy neighbours and a low success rate. recommendations: the seed fixes for the verdict (none
-    for healthy), plus tenant isolation when a tenant stands out. A walk that ends at "healthy" without
-    healthy_supported() gives "insufficient_data", with "missing": what to send (first in its recommendations);
-    evidence whose measures are all unknown gives it too, and so does a window with fewer runs than
+    verdict: a code of the verdicts registry (analysis.diagnosis.verdicts). path: the flowchart steps taken, in order.
+    findings: other causes present (every node is evaluated, not only those on the path), hidden retries as a possible
+    cause (hidden_retry_findings), tenant outliers, noisy neighbours and a low success rate. recommendations: the seed
+    fixes for the verdict (none for healthy), plus tenant isolation when a tenant stands out. A walk that ends at
+    "healthy" without healthy_supported() gives "insufficient_data", with "missing": what to send (first in its
+    recommendations); evidence whose measures are all unknown gives it too, and so does a window with fewer runs than
     thresholds.min_runs ("4 runs; a verdict needs 30" first in "missing"; the path and the findings stay, as
     observations). "sample": {"runs", "needed"}.
     """

@@ -1,13 +1,13 @@
 """Causes of an incident: the share of its latency increase over the baseline that each cause explains.
 
 Pure: queries.stage_sums of both windows and the compared steps (analysis/incidents/compare.py) in, ranked causes
-out. The decomposition (docs/incidents.md "Causes and scope"): an attempt's request time is the sum of its
-buckets, so the mean per attempt is additive too, L = sum over buckets of (bucket sum / attempts) (t_retry summed
-over runs, charged per attempt; an unknown value adds nothing). The increase Delta L splits into bucket deltas,
-and t_first_token further into its stages. Each part is charged to one cause (parts() below); a part that shrank
-counts 0 (the verdicts registry says which: each record's `parts`). t_stream is charged to decode_throughput only for its slower decode (decode_growth): longer outputs are
-a change of workload, which no cause explains. A cause's share is its parts' increase over max(Delta L, the sum of
-the positive parts), so shares are 0..1 and add up to at most 1.
+out. The decomposition (docs/incidents.md "Causes and scope"): an attempt's request time is the sum of its buckets, so
+the mean per attempt is additive too, L = sum over buckets of (bucket sum / attempts) (t_retry summed over runs, charged
+per attempt; an unknown value adds nothing). The increase Delta L splits into bucket deltas, and t_first_token further
+into its stages. Each part is charged to one cause (parts() below: the verdict whose record in
+analysis.diagnosis.verdicts names the part); a part that shrank counts 0. t_stream is charged to decode_throughput only
+for its slower decode (decode_growth): longer outputs are a change of workload, which no cause explains. A cause's share
+is its parts' increase over max(Delta L, the sum of the positive parts), so shares are 0..1 and add up to at most 1.
 
 A gateway whose calls were seen at two layers (layered()): each linked call's own buckets are replaced by the layers
 that make it up, so its first token's growth is not all charged to prefill_pressure. t_gateway (its server span
@@ -25,7 +25,8 @@ MIN_GROWTH = 0.05
 # fraction before t_stream's growth is charged to decode_throughput (its incidents slow decode 2x or more).
 DECODE_MIN_GROWTH = 0.15
 # The parts of per_attempt() charged to a cause, in the order their growth is summed (ties rank in this order).
-PARTS = ("t_queue", "t_conn", "churn_first_token", "prep", "network", "first_token_rest", "t_stream", "t_post", "t_retry")
+PARTS = ("t_queue", "t_conn", "churn_first_token", "prep", "network", "first_token_rest", "t_stream", "t_post",
+         "t_retry")
 
 
 def per_attempt(sums: dict) -> dict[str, float] | None:

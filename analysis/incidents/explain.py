@@ -28,14 +28,15 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     """{"verdict", "causes", "scope", "path", "findings", "recommendations"} for the incident [start, end) of
     `service` (one route, or "" for all) against its baseline [baseline_start, baseline_end).
 
-    verdict: a code of analysis.diagnosis.verdicts.REGISTRY; causes[0]'s code whenever latency grew (causes.py), else the
-    compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first (a gateway with calls seen at two
-    layers: with "layer" and "service", causes.layered). scope: [{"dimension",
-    "value", "share"}], [] when service-wide; an incident found on a route's own series names its route first, one
-    found on a tenant's or an instance's (`slice_`: {"dimension", "value"}) names that slice first. path: the
-    compared flowchart's steps (compare.py), on the dominant tenant's or route's requests when the scope has one. An
-    empty baseline leaves every comparison "not measured", the answers absolute, and causes and scope []. Raises AnalysisError: missing_parameter without a service,
-    bad_date / window_too_large for either window, unknown_service (404) without requests in the incident.
+    verdict: a code of analysis.diagnosis.verdicts.REGISTRY; causes[0]'s code whenever latency grew (causes.py), else
+    the compared flowchart's. causes: [{"code", "share"}], shares of the increase, largest first (a gateway with calls
+    seen at two layers: with "layer" and "service", causes.layered). scope: [{"dimension", "value", "share"}], [] when
+    service-wide; an incident found on a route's own series names its route first, one found on a tenant's or an
+    instance's (`slice_`: {"dimension", "value"}) names that slice first. path: the compared flowchart's steps
+    (compare.py), on the dominant tenant's or route's requests when the scope has one. An empty baseline leaves every
+    comparison "not measured", the answers absolute, and causes and scope []. Raises AnalysisError: missing_parameter
+    without a service, bad_date / window_too_large for either window, unknown_service (404) without requests in the
+    incident.
     """
     if not service:
         raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")

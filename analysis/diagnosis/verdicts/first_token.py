@@ -77,7 +77,8 @@ VERDICTS = [
                 ("000", FLOWCHART)),
         )),
     Verdict(
-        "kv_cache_pressure", nodes=("preemptions",), thresholds=("preemptions_per_min", "ttft_p95_ms", "kv_cache_usage"),
+        "kv_cache_pressure", nodes=("preemptions",),
+        thresholds=("preemptions_per_min", "ttft_p95_ms", "kv_cache_usage"),
         present=(("ttft_p95", "kv_cache", "preemptions"),), pages=(ENGINE,),
         fixes=(
             fix("Cap concurrency before the runtime becomes unstable (fewer active sequences per replica)",

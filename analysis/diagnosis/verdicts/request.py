@@ -38,8 +38,8 @@ VERDICTS = [
         "gateway_overhead", nodes=("gateway_share",), thresholds=("gateway_share",), present=(("gateway_share",),),
         parts=("t_gateway",), pages=(("service-map", {}),),
         fixes=(
-            fix("Simplify gateway logic for latency-sensitive routes: auth and quota checks, routing and logging on the "
-                "hot path add latency that has nothing to do with the model", ("000", B5)),
+            fix("Simplify gateway logic for latency-sensitive routes: auth and quota checks, routing and logging on "
+                "the hot path add latency that has nothing to do with the model", ("000", B5)),
             fix("Check the streaming proxy configuration: a gateway that buffers the response adds its whole length to "
                 "the first token", ("000", B5)),
             HYGIENE,
