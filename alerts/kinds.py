@@ -26,6 +26,7 @@ from analysis.wording import fmt
 from budgets import evaluation as budget_evaluation
 from budgets.models import BudgetViolation
 from slos.models import Slo
+from analysis.scope import Scope
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 Groups = dict[str, tuple]  # {group key: (value or None when not measured, requests or None)}
@@ -98,8 +99,7 @@ class Percentile(Kind):
     """p50/p90/p95/p99 of one bucket (or ttft, total), per service, route or tenant."""
 
     def measure(self, rule, start, end):
-        return queries.bucket_quantile(rule.project_id, rule.service, start, end, rule.bucket, rule.percentile / 100,
-                                       group=rule.group_by, route=rule.route)
+        return queries.bucket_quantile(Scope(rule.project_id, rule.service, start, end, route=rule.route), rule.bucket, rule.percentile / 100, group=rule.group_by)
 
     def label(self, rule):
         return f"p{rule.percentile} {rule.bucket} (ms)"
@@ -110,11 +110,11 @@ class GapFraction(Kind):
 
     def measure(self, rule, start, end):
         args = (rule.project_id, rule.service, start, end)
-        requests = queries.bucket_distribution(*args, route=rule.route)["requests"]
+        requests = queries.bucket_distribution(Scope(*args, route=rule.route))["requests"]
         if not requests:
             return {}
         width = stats.series_width_ms((end - start).total_seconds() * 1000)
-        state = queries.scheduler_sweep(*args, bucket_ms=width)["instances"]
+        state = queries.scheduler_sweep(Scope(*args), bucket_ms=width)["instances"]
         return {"": (evidence.gap_fraction(state).service, requests)}
 
     unit = "%"
@@ -131,11 +131,11 @@ class RetryRate(Kind):
         if rule.group_by == "service":
             groups = [("", {"route": rule.route})]
         else:
-            rows = queries.bucket_distribution_by_dimension(*args, dimension=rule.group_by, route=rule.route)
+            rows = queries.bucket_distribution_by_dimension(Scope(*args, route=rule.route), dimension=rule.group_by)
             groups = [(r["value"], {"route": rule.route, rule.group_by: r["value"]}) for r in rows]
         out = {}
         for key, where in groups:
-            s = queries.retry_summary(*args, **where)
+            s = queries.retry_summary(Scope(*args, **where))
             out[key] = (stats.ratio(s["extra_attempts"], s["runs"]), s["runs"])
         return out
 
@@ -150,7 +150,7 @@ class TenantTail(Kind):
 
     def measure(self, rule, start, end):
         metric = rule.bucket if rule.bucket in ("ttft", "total") else "total"
-        rows = queries.tenant_tails(rule.project_id, rule.service, start, end, route=rule.route)
+        rows = queries.tenant_tails(Scope(rule.project_id, rule.service, start, end, route=rule.route))
         return {r["tenant"]: (r[metric]["p95"], r["requests"]) for r in rows}
 
     def label(self, rule):

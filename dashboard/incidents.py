@@ -10,6 +10,7 @@ from analysis.reads import runs as runs_
 from analysis.buckets import PARTS
 from analysis.incidents import headlines, queue, reads
 from analysis.diagnosis.thresholds import configured
+from analysis.scope import Scope
 from dashboard import incident_charts
 from dashboard.charts import COLORS
 from dashboard.filters import now_minute
@@ -70,8 +71,10 @@ def page_context(page, incident) -> dict:
                                end=end)  # the tenant filter stays in the links to other pages, as everywhere
     # an incident found on a tenant's or an instance's own series is drawn on it, against its baseline
     found_on = (incident.detail or {}).get("slice")
-    points = queries.incident_series(page.project.pk, incident.service, start, end, route=incident.route,
-                                     **({found_on["dimension"]: found_on["value"]} if found_on else {}))
+    narrow = {found_on["dimension"]: found_on["value"]} if found_on else {}
+    instance = narrow.pop("instance", "")  # no Scope field: an instance's series is a read of its own
+    points = queries.incident_series(Scope(page.project.pk, incident.service, start, end, route=incident.route,
+                                           **narrow), instance=instance)
     span = (incident.start, incident.end or now)
     grown = headlines.grown(incident)[:MAX_SERIES]
     charts = [(f"series-{m}", incident_charts.series_chart(points, m, incident.baseline, span, (start, end)))

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from analysis.evidence_types import GapFraction
 from analysis.stats import pairs, ratio
+from analysis.scope import Scope
 
 MAX_INSTANCE_CHARTS = 12
 
@@ -84,8 +85,8 @@ def from_engine(project_id: int, service: str, start, end, gaps) -> dict | None:
     from dashboard import charts
 
     caps = {name: gap.cap for name, gap in gaps.instances.items() if gap.cap is not None}
-    sampled = engine_series.scheduler_from_metrics(project_id, service, start, end, caps)
+    sampled = engine_series.scheduler_from_metrics(Scope(project_id, service, start, end), caps)
     if not sampled["instances"]:
         return None
-    minutes = engine_series.instance_minutes(project_id, service, start, end)
+    minutes = engine_series.instance_minutes(Scope(project_id, service, start, end))
     return {**sampled, "chart": ("engine-queue", charts.engine_queue_chart(minutes, (start, end)))}

@@ -19,6 +19,7 @@ from analysis.evidence_types import Buckets, NoisyNeighbour, is_others
 from analysis.stats import ratio
 from analysis.diagnosis.thresholds import configured
 from store.concurrent import gather
+from analysis.scope import Scope
 
 CHART_TENANTS = 20
 UINT32_MAX = 2**32 - 1
@@ -44,12 +45,12 @@ def report(project_id: int, service: str, start, end, route: str = "", noisy: bo
     args = (project_id, service, start, end)
     thresholds = configured()
     # the service's distribution and the sweep side by side (store/concurrent.py); the tails need both
-    dist, neighbours = gather(lambda: queries.bucket_distribution(*args, route=route),
+    dist, neighbours = gather(lambda: queries.bucket_distribution(Scope(*args, route=route)),
                               lambda: noisy_neighbours(*args) if noisy else [])
     buckets = Buckets.from_json(dist["buckets"])
     keep = [n.tenant for n in neighbours if not is_others(n)][:evidence.NOISY_TOP]
-    tails = evidence.tenants(queries.tenant_tails_top(*args, settings.DASHBOARD_TABLE_ROWS, route=route, keep=keep,
-                                                      **evidence.outlier_floors(buckets, thresholds)))
+    tails = evidence.tenants(queries.tenant_tails_top(Scope(*args, route=route), settings.DASHBOARD_TABLE_ROWS,
+                                                      keep=keep, **evidence.outlier_floors(buckets, thresholds)))
     findings = diagnosis.tenant_findings(buckets, tails, neighbours, thresholds)
     codes: dict[str, list[str]] = {}
     for finding in findings:
@@ -83,7 +84,6 @@ def noisy_neighbours(project_id, service, start, end) -> list[NoisyNeighbour]:
     # two buckets per window) let it read the stored minutes (analysis/rollups/aggregates.py).
     minutes = -(-int((end - start).total_seconds()) // 60)
     width = min(UINT32_MAX // 60_000 * 60_000, max(60_000, minutes * 60_000))
-    rows = queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width,
-                                   limit=settings.ANALYSIS_TOP_N)["tenants"]
-    others = queries.others_t_queue(project_id, service, start, end, evidence.noisy_candidates(rows))
+    rows = queries.scheduler_sweep(Scope(project_id, service, start, end), bucket_ms=width, limit=settings.ANALYSIS_TOP_N)["tenants"]
+    others = queries.others_t_queue(Scope(project_id, service, start, end), evidence.noisy_candidates(rows))
     return evidence.noisy_neighbours(rows, others)

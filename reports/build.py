@@ -15,6 +15,7 @@ from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
 from budgets.models import BudgetViolation
 from reports import capacity, slos, weeks
+from analysis.scope import Scope
 
 DAY_MS = 86_400_000
 TOP_TENANTS = 5
@@ -53,9 +54,9 @@ def _days(project_id, service, start, end) -> list[dict]:
     """Per day with traffic: gap_fraction and connection churn of the service (UTC days: the sweep's
     buckets are epoch-aligned, so a non-UTC week's first and last day are cut at UTC midnight)."""
     sweep, minutes = defaultdict(list), defaultdict(list)
-    for row in queries.scheduler_sweep(project_id, service, start, end, DAY_MS)["instances"]:
+    for row in queries.scheduler_sweep(Scope(project_id, service, start, end), DAY_MS)["instances"]:
         sweep[row["bucket_start"].date()].append(row)
-    for row in queries.churn_windows(project_id, service, start, end):
+    for row in queries.churn_windows(Scope(project_id, service, start, end)):
         minutes[row["minute"].date()].append(row)
     out = []
     for day in sorted(set(sweep) | set(minutes)):
@@ -81,9 +82,9 @@ def _diagnoses(project, service, start, end) -> dict:
 
 def service_review(project, service: str, start: datetime, end: datetime) -> dict:
     prev = (start - timedelta(days=7), start)
-    this = queries.bucket_distribution(project.pk, service, start, end)
-    last = queries.bucket_distribution(project.pk, service, *prev)
-    retries = queries.retry_summary(project.pk, service, start, end)
+    this = queries.bucket_distribution(Scope(project.pk, service, start, end))
+    last = queries.bucket_distribution(Scope(project.pk, service, *prev))
+    retries = queries.retry_summary(Scope(project.pk, service, start, end))
     per_hour = evidence.per_hour(retries["successful_runs"], (end - start).total_seconds() * 1000)
     return {
         "service": service,
@@ -91,7 +92,7 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
         "percentiles": _percentiles(this, last),
         "dominance": _dominance(this, last),
         "violations": _violations(project, service, start, end),
-        "tenants": _tenants(queries.tenant_tails(project.pk, service, start, end)),
+        "tenants": _tenants(queries.tenant_tails(Scope(project.pk, service, start, end))),
         "days": _days(project.pk, service, start, end),
         "retries": {k: retries[k] for k in ("runs", "extra_attempts", "wasted_input_tokens", "wasted_output_tokens")},
         "successes_per_hour": per_hour,

@@ -7,13 +7,14 @@ from analysis.reads import queries as analysis_queries
 from analysis.diagnosis.thresholds import configured
 from dashboard import charts, scheduling
 from dashboard.access import page
+from analysis.scope import Scope
 
 
 @require_GET
 @page
 def connections(request, page):
     f = page.filters
-    minutes = analysis_queries.churn_windows(page.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+    minutes = analysis_queries.churn_windows(Scope(page.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant))
     churn = evidence.churn(minutes)
     points = evidence.churn_windows_kept(minutes)
     trend = scheduling.trend_line(points, "new_per_success", "ttft_p95", churn.slope)

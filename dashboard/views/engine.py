@@ -8,6 +8,7 @@ from dashboard import charts
 from dashboard.access import page
 from ingest.scrape import targets_of
 from store.concurrent import gather
+from analysis.scope import Scope
 
 
 @require_GET
@@ -16,8 +17,8 @@ def engine(request, page):
     f = page.filters
     args = (page.project.pk, f.service, f.start, f.end)
     # side by side on the reader threads (store/concurrent.py)
-    minutes, ttft = gather(lambda: engine_series.instance_minutes(*args) if f.service else [],
-                           lambda: analysis_queries.churn_windows(*args) if f.service else [])
+    minutes, ttft = gather(lambda: engine_series.instance_minutes(Scope(*args)) if f.service else [],
+                           lambda: analysis_queries.churn_windows(Scope(*args)) if f.service else [])
     instances = sorted({m.instance for m in minutes})
     instance = request.GET.get("instance", "")
     if instance not in instances:
@@ -25,7 +26,7 @@ def engine(request, page):
     shown = [m for m in minutes if m.instance == instance] if instance else minutes
     return page.render("dashboard/engine.html", {
         "minutes": minutes, "instances": instances, "instance": instance,
-        "summary": engine_series.summary(page.project.pk, f.service, f.start, f.end) if minutes else None,
+        "summary": engine_series.summary(Scope(page.project.pk, f.service, f.start, f.end)) if minutes else None,
         "targets": targets_of(page.project.pk, f.service),
         "charts": charts.engine_charts(shown, ttft, (f.start, f.end)) if minutes else [],
     })

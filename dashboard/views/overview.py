@@ -10,6 +10,7 @@ from dashboard.filters import now_minute
 from dashboard.access import page
 from dashboard.incident_charts import with_bands
 from store.concurrent import gather
+from analysis.scope import Scope
 
 
 @require_GET
@@ -21,11 +22,10 @@ def overview(request, page):
     window = (f.start, f.end)
     # side by side on the reader threads (store/concurrent.py)
     series, by_route, summary, across = gather(
-        lambda: queries.overview_series(*args, width, route=f.route, tenant=f.tenant),
-        lambda: queries.bucket_distribution_top_values(*args, "route", settings.ANALYSIS_TOP_N, route=f.route,
-                                                       tenant=f.tenant),
-        lambda: queries.bucket_distribution(*args, route=f.route, tenant=f.tenant)["buckets"],
-        lambda: layers.for_gateway(*args).evidence())  # the service as a gateway: its time across layers
+        lambda: queries.overview_series(Scope(*args, route=f.route, tenant=f.tenant), width),
+        lambda: queries.bucket_distribution_top_values(Scope(*args, route=f.route, tenant=f.tenant), "route", settings.ANALYSIS_TOP_N),
+        lambda: queries.bucket_distribution(Scope(*args, route=f.route, tenant=f.tenant))["buckets"],
+        lambda: layers.for_gateway(Scope(*args)).evidence())  # the service as a gateway: its time across layers
     rows = charts.labelled(by_route, "(no route)", "routes")
     totals = {"requests": sum(p["requests"] for p in series), "errors": sum(p["errors"] for p in series)}
     totals["error_share"] = totals["errors"] / totals["requests"] if totals["requests"] else None

@@ -9,6 +9,7 @@ from analysis.diagnosis.flowchart import prefill_ratio
 from analysis.diagnosis.thresholds import configured
 from dashboard import charts
 from dashboard.access import page
+from analysis.scope import Scope
 
 LEVELS = ("p50", "p95")
 
@@ -18,8 +19,7 @@ LEVELS = ("p50", "p95")
 def prompts(request, page):
     f = page.filters
     edges = list(settings.ANALYSIS_SEGMENT_EDGES)
-    segments = analysis_queries.bucket_distribution_by_segment(
-        page.project.pk, f.service, f.start, f.end, edges, route=f.route, tenant=f.tenant)
+    segments = analysis_queries.bucket_distribution_by_segment(Scope(page.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant), edges)
     thresholds = configured()
     ratio = prefill_ratio(evidence.segments(segments), thresholds)
     # Ascending prompt length, attempts without input_tokens last (the query puts them first).

@@ -10,6 +10,7 @@ from analysis.diagnosis.thresholds import configured
 from dashboard import charts, incidents, scheduling
 from dashboard.access import page
 from dashboard.incident_charts import with_bands
+from analysis.scope import Scope
 
 
 @require_GET
@@ -17,8 +18,7 @@ from dashboard.incident_charts import with_bands
 def scheduler(request, page):
     f = page.filters
     width = series_width_ms((f.end - f.start).total_seconds() * 1000, points=150)
-    rows = analysis_queries.scheduler_sweep(page.project.pk, f.service, f.start, f.end, width,
-                                            limit=settings.ANALYSIS_TOP_N)["instances"]
+    rows = analysis_queries.scheduler_sweep(Scope(page.project.pk, f.service, f.start, f.end), width, limit=settings.ANALYSIS_TOP_N)["instances"]
     gaps = evidence.gap_fraction(rows)  # the diagnosis's own numbers
     instances, others = scheduling.instance_summary(rows, gaps)
     shown, window = instances[:scheduling.MAX_INSTANCE_CHARTS], (f.start, f.end)

@@ -10,6 +10,7 @@ from analysis.rollups import freshness
 
 from analysis.reads import lookups
 from tests import factories as f
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 SVC = "alpha-svc"
@@ -83,7 +84,7 @@ def test_an_hour_too_slow_for_the_budget_is_left_to_the_minute_job(members, inge
     ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
     left = freshness.refresh(alpha.pk, *window)
     assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not done, and nothing read now is cached
-    assert lookups.services(alpha.pk, *window) == [{"service": SVC, "requests": 3}]  # the minute job adds the 2
+    assert lookups.services(Scope(alpha.pk, "", *window)) == [{"service": SVC, "requests": 3}]  # the minute job adds the 2
 
 
 def test_the_check_reads_the_hours_each_insert_marks(members, ingest, clickhouse):
