@@ -7,6 +7,7 @@ machine (alerts/states.py) and the evaluation (alerts/rules.py) know no kind by 
 Adding a kind touches this module only (a subclass and its entry in KINDS), plus its choice in AlertRule.KINDS
 (with the migration of that choice, and AlertRule.clean() if the kind restricts the rule's fields).
 """
+from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlencode
 
@@ -16,17 +17,17 @@ from django.urls import reverse
 
 from alerts.models import AlertRule, AlertState
 from analysis import stats
-from analysis.diagnosis import evidence
+from analysis.panels import overview, scheduler
 from analysis.reads import queries
 from analysis.reads import slos as slo_status
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
+from analysis.scope import Scope
 from analysis.windows import iso
 from analysis.wording import fmt
 from budgets import evaluation as budget_evaluation
 from budgets.models import BudgetViolation
 from slos.models import Slo
-from analysis.scope import Scope
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 Groups = dict[str, tuple]  # {group key: (value or None when not measured, requests or None)}
@@ -99,7 +100,8 @@ class Percentile(Kind):
     """p50/p90/p95/p99 of one bucket (or ttft, total), per service, route or tenant."""
 
     def measure(self, rule, start, end):
-        return queries.bucket_quantile(Scope(rule.project_id, rule.service, start, end, route=rule.route), rule.bucket, rule.percentile / 100, group=rule.group_by)
+        scope = Scope(rule.project_id, rule.service, start, end, route=rule.route)
+        return queries.bucket_quantile(scope, rule.bucket, rule.percentile / 100, group=rule.group_by)
 
     def label(self, rule):
         return f"p{rule.percentile} {rule.bucket} (ms)"
@@ -109,13 +111,13 @@ class GapFraction(Kind):
     """Slots idle under backlog: the scheduler's queue is the whole service's, so one group whatever group_by."""
 
     def measure(self, rule, start, end):
-        args = (rule.project_id, rule.service, start, end)
-        requests = queries.bucket_distribution(Scope(*args, route=rule.route))["requests"]
+        service = Scope(rule.project_id, rule.service, start, end)
+        # the Overview's request count and the Scheduler page's gap_fraction (analysis/panels)
+        requests = overview.headline(replace(service, route=rule.route)).requests
         if not requests:
             return {}
         width = stats.series_width_ms((end - start).total_seconds() * 1000)
-        state = queries.scheduler_sweep(Scope(*args), bucket_ms=width)["instances"]
-        return {"": (evidence.gap_fraction(state).service, requests)}
+        return {"": (scheduler.gaps(service, width).fraction.service, requests)}
 
     unit = "%"
 

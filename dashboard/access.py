@@ -63,6 +63,13 @@ class Page:
         return "?" + urlencode({"project": self.project.name})
 
     @property
+    def scope(self) -> Scope:
+        """What the page's numbers are about (analysis/panels): the project and the filters' service, window, route
+        and tenant, as they are now."""
+        f = self.filters
+        return Scope(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+
+    @property
     def route_q(self) -> str:
         return self.request.GET.get("route_q", "").strip()
 
@@ -86,7 +93,8 @@ class Page:
     def _routes(self, f: filters_.Filters) -> lookups.Choices:
         if not f.service:
             return lookups.Choices(values=[], matching=0)
-        return lookups.route_choices(Scope(self.project.pk, f.service, f.start, f.end), q=self.route_q, selected=f.route, limit=settings.DASHBOARD_PICKER_LIMIT)
+        return lookups.route_choices(Scope(self.project.pk, f.service, f.start, f.end), q=self.route_q,
+                                     selected=f.route, limit=settings.DASHBOARD_PICKER_LIMIT)
 
     def _coverage(self, f: filters_.Filters) -> dict | None:
         if not f.service:

@@ -45,9 +45,9 @@ def _buckets(row: dict) -> dict:
 def bucket_distribution(scope: Scope) -> dict:
     """{"requests": attempts, "buckets": {bucket: {"p50", "p95", "p99", "mean", "count"}}} in ms.
 
-    Quantiles are exact (linear interpolation between closest ranks), or sketched for long windows
-    (within 0.2 % of a value near the rank: Scope.sketches). t_retry is over runs (final attempts). A bucket with no known value
-    has count 0 and None elsewhere.
+    Quantiles are exact (linear interpolation between closest ranks), or sketched for long windows (within 0.2 % of
+    a value near the rank: Scope.sketches). t_retry is over runs (final attempts). A bucket with no known value has
+    count 0 and None elsewhere.
     """
     name, params = scope.sketched("bucket_distribution")
     [row] = client.query(_sql(name), parameters=params)

@@ -348,7 +348,8 @@ def test_a_slow_minor_tenant_is_the_services_incident_with_the_tenant_first_in_s
     assert [i.id for i in incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="umbrella")] == [row.id]
     assert incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="acme") == []
     from analysis.reads.queries import incident_series  # what the incident page draws an instance's incident on
-    assert incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE), instance="gw-1") == incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE)) != []
+    assert incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE),
+                           instance="gw-1") == incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE)) != []
     assert incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE), instance="gw-9") == []
 
 

@@ -145,7 +145,8 @@ def test_the_sweep_covers_the_window_only_with_attempts_queued_before_it(send):
 
 def test_scheduler_series_splits_intervals_at_bucket_edges(send):
     pid = send(*_scheduler_fixture())
-    rows = [r for r in queries.scheduler_sweep(Scope(*_window(pid)), bucket_ms=1000)["instances"] if r["instance"] == "gw-1"]
+    rows = [r for r in queries.scheduler_sweep(Scope(*_window(pid)),
+                                               bucket_ms=1000)["instances"] if r["instance"] == "gw-1"]
     second = {int((r["bucket_start"] - f.BASE).total_seconds()): r for r in rows}
     # gw-1 second 1: queue 1 and in_flight 1 all second; second 3: queue 1, in_flight 0; second 4: in flight
     assert (second[1]["queue_ms"], second[1]["in_flight_ms"], second[1]["queue_max"]) == (1000, 1000, 1)
@@ -229,8 +230,10 @@ def test_bucket_quantile_per_route_and_for_the_whole_service(send):
                          f.attempt(t_queue_ms=30, route="/a", attributes=run),
                          f.attempt(t_queue_ms=50, route="/b", attributes=run)))
     # /a: 10, 30 -> p50 20; /b: 50; the service: 10 30 50 -> p90 at rank 1.8 -> 30 + 0.8 x 20 = 46
-    assert queries.bucket_quantile(Scope(*_window(pid)), "t_queue", 0.5, group="route") == {"/a": (20, 2), "/b": (50, 1)}
-    assert queries.bucket_quantile(Scope(*_window(pid)), "t_queue", 0.9, group="service") == {"": (pytest.approx(46), 3)}
+    assert queries.bucket_quantile(Scope(*_window(pid)),
+                                   "t_queue", 0.5, group="route") == {"/a": (20, 2), "/b": (50, 1)}
+    assert queries.bucket_quantile(Scope(*_window(pid)),
+                                   "t_queue", 0.9, group="service") == {"": (pytest.approx(46), 3)}
     # no attempt has a retry wait: a known count of 3, not a missing value (t_retry is 0 on final attempts)
     assert queries.bucket_quantile(Scope(*_window(pid)), "t_retry", 0.5) == {"": (0, 3)}
 

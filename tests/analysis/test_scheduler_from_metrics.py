@@ -36,7 +36,8 @@ def test_gap_fraction_from_hand_built_gauges(clickhouse, alpha):
     metrics.spool_metrics(project.id, request.SerializeToString())
     metrics.get_writer().flush(force=True)
     start = datetime.fromtimestamp(t0 / 1e9, timezone.utc) - timedelta(minutes=1)
-    result = engine_series.scheduler_from_metrics(Scope(project.id, "vllm", start, start + timedelta(hours=1)), caps={"a": 8})
+    result = engine_series.scheduler_from_metrics(Scope(project.id, "vllm", start, start + timedelta(hours=1)),
+                                                  caps={"a": 8})
     assert result["instances"]["a"]["gap_fraction"] == 0.75 and result["instances"]["a"]["cap_source"] == "traces"
     assert result["instances"]["b"]["gap_fraction"] == 0.0 and result["instances"]["b"]["cap"] == 4
     assert result["service"] == 3 / 6 and result["interval_s"] == 10.0

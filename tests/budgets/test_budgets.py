@@ -130,7 +130,8 @@ def test_route_filter(alpha, send):
     # /fast: total 20 + 100 + 500 + 15 = 635 each
     assert _by_stage(evaluate(slow, START, END, min_requests=1)) == {"total": (2195, 1195, 5)}
     assert evaluate(quick, START, END, min_requests=1) == []
-    assert stage_percentiles(Scope(project.pk, SVC, START, END, route="/fast"), 95)["total"] == {"value": 635, "count": 3}
+    assert stage_percentiles(Scope(project.pk, SVC, START, END, route="/fast"),
+                             95)["total"] == {"value": 635, "count": 3}
     assert stage_percentiles(Scope(project.pk, SVC, START, END), 95)["requests"] == 8
 
 
