@@ -7,6 +7,7 @@ machine (alerts/states.py) and the evaluation (alerts/rules.py) know no kind by 
 Adding a kind touches this module only (a subclass and its entry in KINDS), plus its choice in AlertRule.KINDS
 (with the migration of that choice, and AlertRule.clean() if the kind restricts the rule's fields).
 """
+from dataclasses import replace
 from datetime import datetime
 from urllib.parse import urlencode
 
@@ -16,12 +17,13 @@ from django.urls import reverse
 
 from alerts.models import AlertRule, AlertState
 from analysis import stats
-from analysis.diagnosis import evidence
 from analysis.diagnosis.verdicts import REGISTRY
+from analysis.panels import overview, scheduler
 from analysis.reads import queries
 from analysis.reads import slos as slo_status
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
+from analysis.scope import Scope
 from analysis.windows import iso
 from analysis.wording import fmt
 from budgets import evaluation as budget_evaluation
@@ -99,8 +101,8 @@ class Percentile(Kind):
     """p50/p90/p95/p99 of one bucket (or ttft, total), per service, route or tenant."""
 
     def measure(self, rule, start, end):
-        return queries.bucket_quantile(rule.project_id, rule.service, start, end, rule.bucket, rule.percentile / 100,
-                                       group=rule.group_by, route=rule.route)
+        scope = Scope(rule.project_id, rule.service, start, end, route=rule.route)
+        return queries.bucket_quantile(scope, rule.bucket, rule.percentile / 100, group=rule.group_by)
 
     def label(self, rule):
         return f"p{rule.percentile} {rule.bucket} (ms)"
@@ -110,13 +112,13 @@ class GapFraction(Kind):
     """Slots idle under backlog: the scheduler's queue is the whole service's, so one group whatever group_by."""
 
     def measure(self, rule, start, end):
-        args = (rule.project_id, rule.service, start, end)
-        requests = queries.bucket_distribution(*args, route=rule.route)["requests"]
+        service = Scope(rule.project_id, rule.service, start, end)
+        # the Overview's request count and the Scheduler page's gap_fraction (analysis/panels)
+        requests = overview.headline(replace(service, route=rule.route)).requests
         if not requests:
             return {}
         width = stats.series_width_ms((end - start).total_seconds() * 1000)
-        state = queries.scheduler_sweep(*args, bucket_ms=width)["instances"]
-        return {"": (evidence.gap_fraction(state).service, requests)}
+        return {"": (scheduler.gaps(service, width).fraction.service, requests)}
 
     unit = "%"
 
@@ -132,11 +134,11 @@ class RetryRate(Kind):
         if rule.group_by == "service":
             groups = [("", {"route": rule.route})]
         else:
-            rows = queries.bucket_distribution_by_dimension(*args, dimension=rule.group_by, route=rule.route)
+            rows = queries.bucket_distribution_by_dimension(Scope(*args, route=rule.route), dimension=rule.group_by)
             groups = [(r["value"], {"route": rule.route, rule.group_by: r["value"]}) for r in rows]
         out = {}
         for key, where in groups:
-            s = queries.retry_summary(*args, **where)
+            s = queries.retry_summary(Scope(*args, **where))
             out[key] = (stats.ratio(s["extra_attempts"], s["runs"]), s["runs"])
         return out
 
@@ -151,7 +153,7 @@ class TenantTail(Kind):
 
     def measure(self, rule, start, end):
         metric = rule.bucket if rule.bucket in ("ttft", "total") else "total"
-        rows = queries.tenant_tails(rule.project_id, rule.service, start, end, route=rule.route)
+        rows = queries.tenant_tails(Scope(rule.project_id, rule.service, start, end, route=rule.route))
         return {r["tenant"]: (r[metric]["p95"], r["requests"]) for r in rows}
 
     def label(self, rule):

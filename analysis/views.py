@@ -18,6 +18,7 @@ from analysis.incidents.headlines import incident_path
 from analysis.windows import parse_instant
 from projects import membership
 from projects.models import Project
+from analysis.scope import Scope
 
 
 def readable_project(request) -> Project:
@@ -43,8 +44,8 @@ def diagnosis(request, project: Project) -> JsonResponse:
     start = parse_instant(params.get("start"), "start")
     end = parse_instant(params.get("end"), "end")
     freshness.refresh(project.pk, start, end)  # spans ingested seconds ago are counted, not a minute later
-    result = run_diagnosis(project.pk, params.get("service", ""), start, end,
-                           route=params.get("route", ""), tenant=params.get("tenant", ""))
+    result = run_diagnosis(Scope(project.pk, params.get("service", ""), start, end, route=params.get("route", ""),
+                                 tenant=params.get("tenant", "")))
     return JsonResponse(result)
 
 

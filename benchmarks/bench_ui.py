@@ -25,6 +25,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from bench_analysis import ATTEMPTS_SQL, DAY, ROOT, STAGES_SQL, timed
+from analysis.scope import Scope
 
 TARGET_MS = 500
 AGGREGATES = ("aggregated_hours", "scheduler_minutes", "request_hours", "bucket_minutes", "coverage_hours",
@@ -156,7 +157,7 @@ def facts(project_id: int) -> dict:
     end = lookups.latest_request(project_id).replace(second=0, microsecond=0) + timedelta(minutes=1)
     [(earliest,)] = client.query_rows("SELECT min(queued_at) FROM request_buckets WHERE project_id = {p:UInt32}",
                                       parameters={"p": project_id})
-    service = lookups.services(project_id, end - timedelta(hours=1), end)[0]["service"]
+    service = lookups.services(Scope(project_id, "", end - timedelta(hours=1), end))[0]["service"]
     near = {"p": project_id, "s": service, "start": (end - timedelta(hours=1)).replace(tzinfo=None)}
     [(run_id,)] = client.query_rows(
         "SELECT run_id FROM request_buckets WHERE project_id = {p:UInt32} AND service = {s:String} "

@@ -10,6 +10,7 @@ from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.windows import recent_window
 from budgets.models import Budget, BudgetViolation
 from budgets.stages import TOTAL
+from analysis.scope import Scope
 
 # below this many requests with a value, a percentile says too little to call a violation
 MIN_REQUESTS = 20
@@ -19,7 +20,8 @@ def evaluate(budget: Budget, start: datetime, end: datetime, min_requests: int =
     """Store and return the violations of `budget` over [start, end): "total" and each targeted stage whose
     measured percentile exceeds its target, on at least `min_requests` requests. Replaces the window's
     earlier violations (a stage back within budget loses its violation)."""
-    measured = queries.stage_percentiles(budget.project_id, budget.service, start, end, budget.percentile, budget.route)
+    measured = queries.stage_percentiles(Scope(budget.project_id, budget.service, start, end, route=budget.route),
+                                         budget.percentile)
     targets = {TOTAL: budget.total_ms, **{t.stage: t.target_ms for t in budget.stages.all()}}
     now = timezone.now()
     found = []

@@ -25,6 +25,7 @@ from projects import membership
 from projects.errors import AccessError
 from projects.membership import visible_projects
 from projects.models import Project
+from analysis.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,13 @@ class Page:
         return "?" + urlencode({"project": self.project.name})
 
     @property
+    def scope(self) -> Scope:
+        """What the page's numbers are about (analysis/panels): the project and the filters' service, window, route
+        and tenant, as they are now."""
+        f = self.filters
+        return Scope(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+
+    @property
     def route_q(self) -> str:
         return self.request.GET.get("route_q", "").strip()
 
@@ -85,13 +93,13 @@ class Page:
     def _routes(self, f: filters_.Filters) -> lookups.Choices:
         if not f.service:
             return lookups.Choices(values=[], matching=0)
-        return lookups.route_choices(self.project.pk, f.service, f.start, f.end, q=self.route_q, selected=f.route,
-                                     limit=settings.DASHBOARD_PICKER_LIMIT)
+        return lookups.route_choices(Scope(self.project.pk, f.service, f.start, f.end), q=self.route_q,
+                                     selected=f.route, limit=settings.DASHBOARD_PICKER_LIMIT)
 
     def _coverage(self, f: filters_.Filters) -> dict | None:
         if not f.service:
             return None
-        return coverage_.coverage(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+        return coverage_.coverage(Scope(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant))
 
     @property
     def busiest(self) -> list[dict]:
@@ -158,10 +166,10 @@ def read_ahead(current: Page, names: tuple[str, ...]) -> ExitStack:
 
 def _service_choices(project: Project, f, requested: str, q: str) -> tuple[lookups.Choices, bool]:
     """The service picker, and whether a search found nothing (then the busiest services are offered)."""
-    args, limit = (project.pk, f.start, f.end), settings.DASHBOARD_PICKER_LIMIT
-    choices = lookups.service_choices(*args, q=q, selected=requested, limit=limit)
+    scope, limit = Scope(project.pk, "", f.start, f.end), settings.DASHBOARD_PICKER_LIMIT
+    choices = lookups.service_choices(scope, q=q, selected=requested, limit=limit)
     if q and not choices.matching:
-        return lookups.service_choices(*args, selected=requested, limit=limit), True
+        return lookups.service_choices(scope, selected=requested, limit=limit), True
     return choices, False
 
 

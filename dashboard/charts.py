@@ -119,7 +119,7 @@ def gap_shapes(points: list[dict]) -> list[dict]:
 
 def scheduler_chart(points: list[dict], instance: str, gap_fraction, cap, window=None) -> dict:
     """One instance: mean queue depth and in-flight per bucket (max as lighter lines), cap as a step line, and
-    the buckets with backlog under cap shaded. `points` from dashboard.scheduling.instance_series; window:
+    the buckets with backlog under cap shaded. `points` from analysis.panels.scheduler.instance_series; window:
     (start, end) of the x axis, the same on every instance so the small multiples line up."""
     x = [_mid(p) for p in points]
 

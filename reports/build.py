@@ -3,6 +3,7 @@
 Not covered yet: a per-route breakdown, and stage-level (prep/network/post) shifts.
 """
 from collections import Counter, defaultdict
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from analysis.diagnosis import evidence
@@ -13,6 +14,9 @@ from analysis.diagnosis.service import cost_per_success
 from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
+from analysis.panels import connections, overview, scheduler
+from analysis.panels.overview import Headline
+from analysis.scope import Scope
 from budgets.models import BudgetViolation
 from reports import capacity, slos, weeks
 
@@ -28,17 +32,17 @@ def _change(now, before):
     return (now - before) / before
 
 
-def _percentiles(this: dict, last: dict) -> dict:
-    return {b: {lvl: {"this": this["buckets"][b][lvl], "last": last["buckets"][b][lvl],
-                      "change": _change(this["buckets"][b][lvl], last["buckets"][b][lvl])} for lvl in LEVELS}
+def _percentiles(this: Headline, last: Headline) -> dict:
+    return {b: {lvl: {"this": this.buckets[b][lvl], "last": last.buckets[b][lvl],
+                      "change": _change(this.buckets[b][lvl], last.buckets[b][lvl])} for lvl in LEVELS}
             for b in ("ttft", "total")}
 
 
-def _dominance(this: dict, last: dict) -> dict:
+def _dominance(this: Headline, last: Headline) -> dict:
     """bucket p95 / total p95 per bucket, this week and last: the diagnosis's p95_share (each quantile taken
     separately, so the shares need not sum to 1)."""
-    shares = {side: evidence.dominance(Buckets.from_json(dist["buckets"]), {})
-              for side, dist in (("this", this), ("last", last))}
+    shares = {side: evidence.dominance(Buckets.from_json(head.buckets), {})
+              for side, head in (("this", this), ("last", last))}
     return {b: {side: getattr(shares[side], b).p95_share for side in ("this", "last")} for b in PARTS}
 
 
@@ -49,13 +53,14 @@ def _tenants(rows: list[dict]) -> list[dict]:
             for t in tails[:TOP_TENANTS]]
 
 
-def _days(project_id, service, start, end) -> list[dict]:
+def _days(scope: Scope) -> list[dict]:
     """Per day with traffic: gap_fraction and connection churn of the service (UTC days: the sweep's
-    buckets are epoch-aligned, so a non-UTC week's first and last day are cut at UTC midnight)."""
+    buckets are epoch-aligned, so a non-UTC week's first and last day are cut at UTC midnight); the rows are the
+    Scheduler and Connections pages' (analysis/panels), cut per day."""
     sweep, minutes = defaultdict(list), defaultdict(list)
-    for row in queries.scheduler_sweep(project_id, service, start, end, DAY_MS)["instances"]:
+    for row in scheduler.gaps(scope, DAY_MS).rows:
         sweep[row["bucket_start"].date()].append(row)
-    for row in queries.churn_windows(project_id, service, start, end):
+    for row in connections.build(scope).minutes:
         minutes[row["minute"].date()].append(row)
     out = []
     for day in sorted(set(sweep) | set(minutes)):
@@ -80,24 +85,24 @@ def _diagnoses(project, service, start, end) -> dict:
 
 
 def service_review(project, service: str, start: datetime, end: datetime) -> dict:
-    prev = (start - timedelta(days=7), start)
-    this = queries.bucket_distribution(project.pk, service, start, end)
-    last = queries.bucket_distribution(project.pk, service, *prev)
-    retries = queries.retry_summary(project.pk, service, start, end)
+    week = Scope(project.pk, service, start, end)
+    # the Overview's headline numbers of this week and the one before
+    this, last = overview.headline(week), overview.headline(replace(week, start=start - timedelta(days=7), end=start))
+    retries = queries.retry_summary(week)
     per_hour = evidence.per_hour(retries["successful_runs"], (end - start).total_seconds() * 1000)
     return {
         "service": service,
-        "requests": {"this": this["requests"], "last": last["requests"]},
+        "requests": {"this": this.requests, "last": last.requests},
         "percentiles": _percentiles(this, last),
         "dominance": _dominance(this, last),
         "violations": _violations(project, service, start, end),
-        "tenants": _tenants(queries.tenant_tails(project.pk, service, start, end)),
-        "days": _days(project.pk, service, start, end),
+        "tenants": _tenants(queries.tenant_tails(week)),
+        "days": _days(week),
         "retries": {k: retries[k] for k in ("runs", "extra_attempts", "wasted_input_tokens", "wasted_output_tokens")},
         "successes_per_hour": per_hour,
         "cost_per_success_usd": cost_per_success(project.pk, service, per_hour),
         "diagnoses": _diagnoses(project, service, start, end),
-        "capacity": capacity.week_over_week(project.pk, service, start, end),
+        "capacity": capacity.week_over_week(week),
     }
 
 

@@ -1,8 +1,10 @@
 """The weekly review's capacity section: the service's worksheet this week against the week before (analysis.capacity,
 the numbers of the API and the Capacity page)."""
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import timedelta
 
-from analysis.capacity import build
+from analysis.panels.capacity import build
+from analysis.scope import Scope
 
 # (key, label, unit for analysis.wording.fmt) of the worksheet's numbers the review compares
 ROWS = (("peak_rps", "peak requests/s", ""), ("mean_rps", "mean requests/s", ""),
@@ -11,12 +13,12 @@ ROWS = (("peak_rps", "peak requests/s", ""), ("mean_rps", "mean requests/s", "")
         ("cost_per_1k_requests_usd", "cost per 1,000 requests (USD)", ""))
 
 
-def week_over_week(project_id: int, service: str, start: datetime, end: datetime) -> dict:
+def week_over_week(week: Scope) -> dict:
     """{"rows": [{"key", "label", "this", "last", "change"}], "regions": names this week, "headroom": this week's
     latency-vs-load sentence, "knee_load", "unit", "reasons": this week's}. change: relative (0.5 = +50 %), None when
     either side is unknown or last week's is 0."""
-    this = build(project_id, service, start, end)
-    last = build(project_id, service, start - timedelta(days=7), start)
+    this = build(week)
+    last = build(replace(week, start=week.start - timedelta(days=7), end=week.start))
     rows = []
     for key, label, _ in ROWS:
         now, before = _value(this.worksheet, key), _value(last.worksheet, key)

@@ -10,7 +10,7 @@ request_buckets only (see analysis/rollups/materialize.py), so the window's hour
 Bounded whatever the cardinality: tenants, noisy_neighbours and gap_fraction.instances hold the ANALYSIS_TOP_N
 largest entries plus one named OTHERS pooling the rest (evidence_types), and the SQL returns no more than that.
 """
-from datetime import datetime, timezone
+from dataclasses import replace
 
 from django.conf import settings
 
@@ -29,6 +29,7 @@ from analysis.evidence_types import (
     GapFraction, InstanceGap, NoisyNeighbour, Retries, Segment, Share, Stages, TenantTail, Window,
 )
 from analysis.diagnosis.thresholds import Thresholds, configured
+from analysis.scope import Scope
 from store.concurrent import beside, gather
 
 MIN_WINDOW_SUCCESSES = 10  # a 1-minute churn window needs this many successful runs for its p95
@@ -37,50 +38,49 @@ MINUTE_MS = 60_000
 HOUR_MS = 3_600_000
 
 
-def collect(project_id: int, service: str, start: datetime, end: datetime, route: str = "", tenant: str = "",
-            segment_edges=None) -> Evidence:
-    """Evidence for `service` over the attempts queued in [start, end), optionally one route / tenant.
+def collect(scope: Scope, segment_edges=None) -> Evidence:
+    """Evidence for the scope: its service's attempts queued in its window, optionally one route / tenant.
 
     segment_edges: prompt-length cuts in input tokens (default ANALYSIS_SEGMENT_EDGES). A window without
     attempts has requests 0 and every measure unknown. The scheduler measures (gap_fraction, noisy
     neighbours, retry amplification's queue depth) cover the whole service: an instance's queue is every
     route's and tenant's.
     """
-    args, narrow = (project_id, service, start, end), {"route": route, "tenant": tenant}
-    window_ms, top = (end - start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
+    # the scheduler's reads are the whole service's (see above)
+    service = replace(scope, route="", tenant="")
+    window_ms, top = (scope.end - scope.start).total_seconds() * 1000, settings.ANALYSIS_TOP_N
     width = stats.series_width_ms(window_ms)
     # the reads that need only the window run side by side, then those that need their answers (store/concurrent.py).
     # The scheduler sweep starts first and runs beside the rest: it is the longest of a window not cut at hours, and
     # only the tenants' reads wait for it; the instance starts begin as soon as the distribution is in.
-    with beside(lambda: sweeps.sweep(*args, bucket_ms=width, limit=top)) as sweeping:
+    with beside(lambda: sweeps.sweep(service, bucket_ms=width, limit=top)) as sweeping:
         minutes, dist, shares, by_segment, retry, engine, layered = gather(
-            lambda: queries.churn_windows(*args, **narrow),
-            lambda: queries.bucket_distribution(*args, **narrow),
-            lambda: queries.request_shares(*args, **narrow),
-            lambda: queries.bucket_distribution_by_segment(*args, segment_edges or settings.ANALYSIS_SEGMENT_EDGES,
-                                                           **narrow),
-            lambda: queries.retry_summary(*args, **narrow),
-            lambda: engine_series.summary(project_id, service, start, end),
-            lambda: layers.for_gateway(project_id, service, start, end).evidence())
-        window, buckets = _window(start, end, route, tenant), Buckets.from_json(dist["buckets"])
+            lambda: queries.churn_windows(scope),
+            lambda: queries.bucket_distribution(scope),
+            lambda: queries.request_shares(scope),
+            lambda: queries.bucket_distribution_by_segment(scope, segment_edges or settings.ANALYSIS_SEGMENT_EDGES),
+            lambda: queries.retry_summary(scope),
+            lambda: engine_series.summary(service),
+            lambda: layers.for_gateway(service).evidence())
+        window, buckets = _window(scope), Buckets.from_json(dist["buckets"])
         if not dist["requests"]:
             return _empty(window, buckets)
         thresholds = configured()
         floors = outlier_floors(buckets, thresholds)
-        with beside(lambda: queries.instance_starts(*args, buckets.ttft.p95, thresholds.cold_start_minutes,
+        with beside(lambda: queries.instance_starts(service, buckets.ttft.p95, thresholds.cold_start_minutes,
                                                     engine.process_starts)) as starting:
             sweep = sweeping.result()
             candidates = noisy_candidates(sweep["tenants"])
             # the noisy candidates' tails are kept, whatever their requests: their arrival share is what they are
             # judged by
             tails, others = gather(
-                lambda: queries.tenant_tails_top(*args, top, route=route, keep=candidates, **floors),
-                lambda: queries.others_t_queue(*args, candidates))
+                lambda: queries.tenant_tails_top(scope, top, keep=candidates, **floors),
+                lambda: queries.others_t_queue(service, candidates))
             starts = starting.result()
     return Evidence(
         window=window, requests=dist["requests"], buckets=buckets, dominance=dominance(buckets, shares),
         segments=segments(by_segment), stages=stages(shares), decode=decode(shares),
-        gap_fraction=with_engine_gaps(gap_fraction(sweep["instances"]), project_id, service, start, end, engine),
+        gap_fraction=with_engine_gaps(service, gap_fraction(sweep["instances"]), engine),
         churn=churn(minutes), tenants=tenants(tails),
         noisy_neighbours=noisy_neighbours(sweep["tenants"], others),
         retries=retries(buckets.t_retry, retry, amplification(sweep["instances"], minutes, width)),
@@ -91,9 +91,9 @@ def collect(project_id: int, service: str, start: datetime, end: datetime, route
     )
 
 
-def _window(start, end, route, tenant) -> Window:
-    iso = [t.astimezone(timezone.utc).isoformat() if t.tzinfo else t.isoformat() + "+00:00" for t in (start, end)]
-    return Window(start=iso[0], end=iso[1], seconds=(end - start).total_seconds(), route=route, tenant=tenant)
+def _window(scope: Scope) -> Window:
+    return Window(start=scope.start.isoformat(), end=scope.end.isoformat(),
+                  seconds=(scope.end - scope.start).total_seconds(), route=scope.route, tenant=scope.tenant)
 
 
 def _empty(window: Window, buckets: Buckets) -> Evidence:
@@ -181,13 +181,13 @@ def gap_fraction(state: list[dict]) -> GapFraction:
                        instances=instances, backlog_seconds=sum(a["backlog_ms"] for a in per.values()) / 1000)
 
 
-def with_engine_gaps(traced: GapFraction, project_id: int, service: str, start, end, engine) -> GapFraction:
+def with_engine_gaps(scope: Scope, traced: GapFraction, engine) -> GapFraction:
     """The traces' gap_fraction; when they give none (no queued/admitted events) and the engine reports its queue,
     the engine's (source "engine metrics", caps from the traces where they gave one)."""
     if traced.service is not None or engine.queue_depth_mean is None:
         return traced
     caps = {name: gap.cap for name, gap in traced.instances.items() if gap.cap is not None}
-    sampled = engine_series.scheduler_from_metrics(project_id, service, start, end, caps)
+    sampled = engine_series.scheduler_from_metrics(scope, caps)
     if sampled["service"] is None:
         return traced
     instances = {name: InstanceGap(gap_fraction=i["gap_fraction"], backlog_seconds=i["backlog_samples"] * (

@@ -1,6 +1,5 @@
 """One entry point for the API and the diagnose command: window checks, evidence, diagnosis."""
 from dataclasses import replace
-from datetime import datetime
 
 from analysis.reads import layers
 from analysis.rollups.aggregates import shared_reads
@@ -16,41 +15,41 @@ from analysis.diagnosis.verdicts import REGISTRY
 from analysis.windows import check_window
 from store.concurrent import beside
 from store.reasons import Reason
+from analysis.scope import Scope
 
 
-def run_diagnosis(project_id: int, service: str, start: datetime, end: datetime, route: str = "",
-                  tenant: str = "") -> dict:
+def run_diagnosis(scope: Scope) -> dict:
     """{"verdict", "findings", "path", "missing", "recommendations", "evidence", "coverage"} for one service window,
     JSON-ready (evidence: Evidence.to_json(), with cost_per_success_usd; coverage: analysis.reads.coverage.coverage()).
 
     Raises AnalysisError: missing_parameter without a service, bad_date / window_too_large for the window,
     unknown_service (404) when the service has no requests in it (for this project, route and tenant).
     """
-    if not service:
+    if not scope.service:
         raise AnalysisError(Reason.MISSING_PARAMETER, "'service' is required")
-    check_window(start, end)
+    check_window(scope.start, scope.end)
     # the coverage is read beside the evidence (its reads queue behind it) rather than after it, on an idle core;
     # the evidence's reads and the coverage's ask the window's core once
-    with shared_reads(), beside(lambda: coverage(project_id, service, start, end, route=route, tenant=tenant)) as covering:
-        evidence = collect(project_id, service, start, end, route=route, tenant=tenant)
+    with shared_reads(), beside(lambda: coverage(scope)) as covering:
+        evidence = collect(scope)
         if not evidence.requests:
-            raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
+            raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {scope.service!r} in this window")
         covered = covering.result()
-    evidence = replace(evidence, cost_per_success_usd=cost_per_success(project_id, service,
+    evidence = replace(evidence, cost_per_success_usd=cost_per_success(scope.project_id, scope.service,
                                                                        evidence.successful_runs_per_hour),
                        retries=replace(evidence.retries, hidden_runs=hidden_retry_runs(covered)))
     result = diagnose(evidence, configured())
     if evidence.layers.engines and REGISTRY[result["verdict"]].is_cause:
-        result = with_engine_causes(result, engine_causes(project_id, evidence.layers.engines, start, end),
-                                    evidence.layers)
-    return {**result, "layers": path_of(project_id, service, start, end), "evidence": evidence.to_json(),
+        result = with_engine_causes(result, engine_causes(scope, evidence.layers.engines), evidence.layers)
+    return {**result, "layers": path_of(scope), "evidence": evidence.to_json(),
             "coverage": covered}
 
 
-def path_of(project_id: int, service: str, start: datetime, end: datetime) -> dict:
+def path_of(scope: Scope) -> dict:
     """The services on the request path with the service's role: {"role": "gateway" | "engine" | "both" | "single",
     "calls": [engine services it called], "called_by": [gateway services that called it]} (docs/cross-layer.md)."""
-    pairs = layers.edges(project_id, start, end, service)
+    service = scope.service
+    pairs = layers.edges(scope.project_id, scope.start, scope.end, service)
     calls = sorted({e.engine for e in pairs if e.gateway == service})
     called_by = sorted({e.gateway for e in pairs if e.engine == service})
     role = {(True, True): "both", (True, False): "gateway", (False, True): "engine"}.get(
@@ -61,12 +60,13 @@ def path_of(project_id: int, service: str, start: datetime, end: datetime) -> di
 ENGINES_ASKED = 2  # a gateway's busiest engines whose own diagnosis is read
 
 
-def engine_causes(project_id: int, engines: list[dict], start: datetime, end: datetime) -> list[dict]:
-    """The own diagnosis of the busiest engines a gateway called, over the same window: [{"service", "verdict",
+def engine_causes(scope: Scope, engines: list[dict]) -> list[dict]:
+    """The own diagnosis of the busiest engines a gateway called, over the scope's window (every route and tenant:
+    the engine's own): [{"service", "verdict",
     "evidence"}] for those with a cause ("engine llm-70b: t_queue p95 4.1 s"). Their own layers are not followed."""
     found = []
     for edge in engines[:ENGINES_ASKED]:
-        evidence = collect(project_id, edge["engine"], start, end)
+        evidence = collect(Scope(scope.project_id, edge["engine"], scope.start, scope.end))
         if evidence.requests:
             answer = diagnose(evidence, configured())
             if REGISTRY[answer["verdict"]].is_cause:  # healthy and insufficient_data ask nothing of them

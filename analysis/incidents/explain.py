@@ -19,6 +19,7 @@ from analysis.diagnosis.thresholds import configured
 from analysis.windows import check_window
 from analysis.wording import fmt
 from store.reasons import Reason
+from analysis.scope import Scope
 
 NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the evidence to
 
@@ -44,10 +45,10 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
     check_window(baseline_start, baseline_end)
     thresholds = configured()
     windows = (project_id, service, start, end, baseline_start, baseline_end)
-    incident = collect(project_id, service, start, end, route=route)
+    incident = collect(Scope(project_id, service, start, end, route=route))
     if not incident.requests:
         raise AnalysisError(Reason.UNKNOWN_SERVICE, f"no requests of service {service!r} in this window")
-    baseline = collect(project_id, service, baseline_start, baseline_end, route=route)
+    baseline = collect(Scope(project_id, service, baseline_start, baseline_end, route=route))
     steps = compare.compared_steps(incident, baseline, thresholds)
     sums = _sums(windows, {"route": route}, baseline.window)
     ranked = causes_.causes(*sums, steps)
@@ -59,7 +60,7 @@ def explain(project_id: int, service: str, start: datetime, end: datetime, basel
         where = _named_first(where, slice_["dimension"], slice_["value"])
     narrow = _narrowing(where, route)
     if narrow:
-        incident = collect(project_id, service, start, end, **narrow)
+        incident = collect(Scope(project_id, service, start, end, **narrow))
         baseline = _own_baseline(windows, narrow, baseline, thresholds.tenant_min_count)
         steps = compare.compared_steps(incident, baseline, thresholds)
         ranked = causes_.causes(*_sums(windows, narrow, baseline.window), steps) or ranked
@@ -94,10 +95,11 @@ def _scope(windows, baseline, cause: str, route: str, layer: str = "") -> list[d
     material_ms = baseline.buckets.ttft.mean or baseline.buckets.total.mean
     if mean_ms is None or not material_ms:
         return []
-    rows = queries.scope_excess(*windows, bucket, mean_ms, settings.ANALYSIS_SEGMENT_EDGES, settings.ANALYSIS_TOP_N,
-                                scope_.MIN_ATTEMPTS, route=route)
+    scope, before = Scope(*windows[:4], route=route), windows[4:]  # the incident's and its baseline's windows
+    rows = queries.scope_excess(scope, *before, bucket, mean_ms, settings.ANALYSIS_SEGMENT_EDGES,
+                                settings.ANALYSIS_TOP_N, scope_.MIN_ATTEMPTS)
     if baseline.layers.linked and not route:  # a gateway: the engines (and their instances) its calls went to
-        rows += queries.scope_excess_layers(*windows, settings.ANALYSIS_TOP_N, scope_.MIN_ATTEMPTS)
+        rows += queries.scope_excess_layers(scope, *before, settings.ANALYSIS_TOP_N, scope_.MIN_ATTEMPTS)
     return scope_.scope(rows, material_ms, cause)
 
 
@@ -105,12 +107,12 @@ def _across_layers(windows, sums, steps, thresholds) -> list[dict]:
     """causes.layered() on the gateway's calls seen at two layers (queries.layer_stage_sums of both windows), an
     engine's queue cause from that engine's own steps over the same windows."""
     project_id, service, start, end, baseline_start, baseline_end = windows
-    links = (queries.layer_stage_sums(project_id, service, start, end),
-             queries.layer_stage_sums(project_id, service, baseline_start, baseline_end))
+    links = (queries.layer_stage_sums(Scope(project_id, service, start, end)),
+             queries.layer_stage_sums(Scope(project_id, service, baseline_start, baseline_end)))
 
     def engine_steps(engine: str) -> dict:
-        return compare.compared_steps(collect(project_id, engine, start, end),
-                                      collect(project_id, engine, baseline_start, baseline_end), thresholds)
+        return compare.compared_steps(collect(Scope(project_id, engine, start, end)),
+                                      collect(Scope(project_id, engine, baseline_start, baseline_end)), thresholds)
     return causes_.layered(*sums, steps, links, service, engine_steps) if links[0] else causes_.causes(*sums, steps)
 
 
@@ -134,7 +136,7 @@ def _narrowing(where: list[dict], route: str) -> dict:
 def _own_baseline(windows, narrow, service_wide, min_count):
     """The scope value's own baseline evidence when it had min_count attempts there, else the service's."""
     project_id, service, _, _, baseline_start, baseline_end = windows
-    own = collect(project_id, service, baseline_start, baseline_end, **narrow)
+    own = collect(Scope(project_id, service, baseline_start, baseline_end, **narrow))
     return own if own.requests >= min_count else service_wide
 
 
@@ -143,8 +145,8 @@ def _sums(windows, narrow, baseline_window) -> tuple[dict, dict]:
     or the service's when narrowed evidence fell back to it)."""
     project_id, service, start, end, baseline_start, baseline_end = windows
     own_baseline = {"route": baseline_window.route, "tenant": baseline_window.tenant}
-    return (queries.stage_sums(project_id, service, start, end, **narrow),
-            queries.stage_sums(project_id, service, baseline_start, baseline_end, **own_baseline))
+    return (queries.stage_sums(Scope(project_id, service, start, end, **narrow)),
+            queries.stage_sums(Scope(project_id, service, baseline_start, baseline_end, **own_baseline)))
 
 
 def _advice(verdict, flowchart, steps, incident, scoped, thresholds, because: str) -> dict:

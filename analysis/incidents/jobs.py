@@ -21,6 +21,7 @@ from analysis.incidents.records import reconcile
 from analysis.rollups.materialize import store_now
 from analysis.models import DirtyHour, Incident, JudgeWork
 from analysis.diagnosis.thresholds import configured
+from analysis.scope import Scope
 
 STRETCH = timedelta(hours=2)  # how far a walk that ends inside an open incident follows it per step
 # A unit re-judges this much before its first queued minute: a run of off minutes or a young incident that began
@@ -97,13 +98,15 @@ def _series(project_id, services, start, end, th) -> dict[str, tuple[dict, dict]
     hours = settings.ANALYSIS_BASELINE_HOURS
     limits = {"min_attempts": th.incident_min_attempts, "min_minutes": th.incident_baseline_minutes,
               "max_slices": MAX_SLICES}
-    points = queries.incident_series_slices_of(project_id, services, start - timedelta(hours=hours), end, **limits)
+    today = Scope(project_id, "", start - timedelta(hours=hours), end)
     # the day before, for the slices judged today, busy there or not: the same floor of busy minutes (an hour of
     # the previous day is a baseline only with that many), but not ranked (another day's busiest may differ)
-    previous = queries.incident_series_slices_of(project_id, services, _hour(start) - DAY, _hour(end) + HOUR - DAY,
+    day_before = Scope(project_id, "", _hour(start) - DAY, _hour(end) + HOUR - DAY)
+    points = queries.incident_series_slices_of(today, services, **limits)
+    previous = queries.incident_series_slices_of(day_before, services,
                                                  **{**limits, "max_slices": queries.UINT32_MAX})
-    _add_layers(points, queries.layer_series_of(project_id, services, start - timedelta(hours=hours), end))
-    _add_layers(previous, queries.layer_series_of(project_id, services, _hour(start) - DAY, _hour(end) + HOUR - DAY))
+    _add_layers(points, queries.layer_series_of(today, services))
+    _add_layers(previous, queries.layer_series_of(day_before, services))
     return {service: (points[service], previous[service]) for service in services}
 
 

@@ -9,6 +9,7 @@ from analysis import stats
 from analysis.reads import queries
 from analysis.reads import versions
 from analysis.buckets import ALL
+from analysis.scope import Scope
 
 # What each share is over: a failed attempt may end before a first token, so first-token buckets are over the
 # successful attempts; t_retry exists on a run's final attempt only.
@@ -79,11 +80,10 @@ def hidden_retry_runs(cov: dict) -> int:
     return sum(g["count"] for g in cov["signals"]["retries"]["unmeasured"] if g["form"] in HIDDEN_RETRY_FORMS)
 
 
-def coverage(project_id: int, service: str, start, end, route: str = "", tenant: str = "") -> dict:
-    """The coverage of `service`'s attempts queued in [start, end) (optionally one route / tenant): see shape(). Kept
-    while the window's data is unchanged (versions.kept): every service page shows it."""
-    return versions.kept("coverage", project_id, start, end, (service, route, tenant), lambda: shape(
-        queries.coverage_counts(project_id, service, start, end, route=route, tenant=tenant)))
+def coverage(scope: Scope) -> dict:
+    """The coverage of the scope's attempts (optionally one route / tenant): see shape(). Kept while the window's
+    data is unchanged (versions.kept): every service page shows it."""
+    return versions.kept("coverage", scope, (), lambda: shape(queries.coverage_counts(scope)))
 
 
 def shape(rows: list[dict]) -> dict:

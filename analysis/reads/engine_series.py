@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from analysis import engines
 from analysis.evidence_types import Engine
+from analysis.scope import Scope
 from analysis.windows import utc_naive
 from store import client
 
@@ -36,25 +37,27 @@ class EngineMinute:
 SIGNAL_FIELDS = {"preemptions": "preemptions_per_min", "process_start": "process_start_at"}
 
 
-def _read(name: str, project_id: int, service: str, start, end) -> list[tuple]:
+def _read(name: str, scope: Scope) -> list[tuple]:
     names = [n for spelled in engines.names_by_signal().values() for n in spelled]
     return client.query_rows(_sql(name), parameters={
-        "project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end), "names": names})
+        "project_id": scope.project_id, "service": scope.service, "start": utc_naive(scope.start),
+        "end": utc_naive(scope.end), "names": names})
 
 
-def instance_minutes(project_id: int, service: str, start, end) -> list[EngineMinute]:
-    """Per (instance, minute) engine signals, ordered by instance then minute; [] when none were sent."""
-    return _minutes_and_names(project_id, service, start, end)[0]
+def instance_minutes(scope: Scope) -> list[EngineMinute]:
+    """Per (instance, minute) engine signals of the scope's service (its route and tenant do not apply to an
+    engine's metrics), ordered by instance then minute; [] when none were sent."""
+    return _minutes_and_names(scope)[0]
 
 
-def _minutes_and_names(project_id: int, service: str, start, end) -> tuple[list[EngineMinute], set]:
+def _minutes_and_names(scope: Scope) -> tuple[list[EngineMinute], set]:
     cells: dict = defaultdict(dict)  # (instance, minute) -> {signal: value}
     counts: dict = defaultdict(dict)
     names = set()
-    for instance, minute, name, value, _peak in _read("engine_gauges", project_id, service, start, end):
+    for instance, minute, name, value, _peak in _read("engine_gauges", scope):
         _put(cells[(instance, minute)], name, value)
         names.add(name)
-    for instance, minute, name, value in _read("engine_counters", project_id, service, start, end):
+    for instance, minute, name, value in _read("engine_counters", scope):
         _put(counts[(instance, minute)], name, value)
         names.add(name)
     out = []
@@ -84,9 +87,9 @@ def _hit_rate(counted: dict) -> float | None:
     return hits / queries if queries and hits is not None else None
 
 
-def summary(project_id: int, service: str, start, end) -> Engine:
-    """The Engine evidence of the window (analysis.evidence_types.Engine)."""
-    minutes, names = _minutes_and_names(project_id, service, start, end)
+def summary(scope: Scope) -> Engine:
+    """The Engine evidence of the scope's service and window (analysis.evidence_types.Engine)."""
+    minutes, names = _minutes_and_names(scope)
     if not minutes:
         return Engine()
 
@@ -99,12 +102,12 @@ def summary(project_id: int, service: str, start, end) -> Engine:
               if m.gpu_memory_used_bytes is not None and m.gpu_memory_free_bytes
               and m.gpu_memory_used_bytes + m.gpu_memory_free_bytes > 0]
     fullest = max(memory, default=(None, None, None))  # the instance-minute nearest to running out
-    starts = _process_starts(minutes, start, end)
+    starts = _process_starts(minutes, scope.start, scope.end)
     return Engine(
         sources=list(engines.engines(names)), instances=len({m.instance for m in minutes}),
         kv_cache_usage_p95=_quantile(kv, 0.95), kv_cache_usage_max=max(kv) if kv else None,
         preemptions_per_min=_per_minute(minutes, "preemptions_per_min"),
-        preemption_growth=_growth(minutes, start, end),
+        preemption_growth=_growth(minutes, scope.start, scope.end),
         prefix_cache_hit_rate=_mean(values("prefix_cache_hit_rate")),
         gpu_utilization_mean=_mean(gpu), gpu_memory_used_share_max=fullest[0],
         gpu_memory_used_bytes_at_max=fullest[1], gpu_memory_total_bytes_at_max=fullest[2],
@@ -167,7 +170,7 @@ def _growth(minutes, start, end) -> float | None:
     return second - first if first is not None and second is not None else None
 
 
-def scheduler_from_metrics(project_id: int, service: str, start, end, caps: dict | None = None) -> dict:
+def scheduler_from_metrics(scope: Scope, caps: dict | None = None) -> dict:
     """gap_fraction and queue depth from the engine's gauges, for services whose traces carry no queued/admitted.
 
     {"service": gap_fraction pooled over instances (None without a sample with requests waiting), "instances":
@@ -179,8 +182,8 @@ def scheduler_from_metrics(project_id: int, service: str, start, end, caps: dict
     """
     names = engines.names_by_signal()
     rows = client.query_rows(_sql("engine_scheduler_samples"), parameters={
-        "project_id": project_id, "service": service, "start": utc_naive(start), "end": utc_naive(end),
-        "waiting": list(names["queue_depth"]), "running": list(names["in_flight"])})
+        "project_id": scope.project_id, "service": scope.service, "start": utc_naive(scope.start),
+        "end": utc_naive(scope.end), "waiting": list(names["queue_depth"]), "running": list(names["in_flight"])})
     by_instance = defaultdict(list)
     for instance, at, waiting, running in rows:
         by_instance[instance].append((at, waiting, running))

@@ -9,6 +9,7 @@ diagnosis and pages, with how many of its attempts were seen at one layer only.
 from dataclasses import dataclass, field
 
 from analysis.evidence_types import Layers as LayerEvidence
+from analysis.scope import Scope
 from analysis.windows import utc_naive
 from store import client
 
@@ -109,9 +110,11 @@ def edges(project_id: int, start, end, service: str = "") -> list[Edge]:
     return sorted(pairs, key=lambda e: (-e.calls, e.gateway, e.engine))
 
 
-def for_gateway(project_id: int, service: str, start, end) -> Layers:
-    """The service's calls to engines in [start, end): pooled and per engine, and its attempts seen at one layer."""
-    params = _params(project_id, start, end, service)
+def for_gateway(scope: Scope) -> Layers:
+    """The scope's service's calls to engines in its window (its route and tenant are not applied): pooled and per
+    engine, and its attempts seen at one layer."""
+    service = scope.service
+    params = _params(scope.project_id, scope.start, scope.end, service)
     rows = [r for r in client.query(_sql("layer_edges"), parameters=params) if r["gateway_service"] == service]
     [(attempts, linked)] = client.query_rows(_sql("layer_calls"), parameters=params)
     pooled = next((_edge(r) for r in rows if not r["engine_service"]), None)

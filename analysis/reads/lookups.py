@@ -8,9 +8,8 @@ when searching), plus the selected one.
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from analysis.rollups import aggregates
-
 from analysis.reads import versions
+from analysis.scope import Scope
 from store import client
 
 from analysis.sql_files import sql as _sql
@@ -26,8 +25,8 @@ class Choices:
     more: int = 0
 
 
-def _params(project_id, start, end, **more) -> dict:
-    return {"project_id": project_id, **aggregates.split(project_id, start, end).params, **more}
+def _params(scope: Scope, **more) -> dict:
+    return {"project_id": scope.project_id, **scope.split.params, **more}
 
 
 def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:
@@ -44,24 +43,28 @@ def _choices(name: str, params: dict, selected: str, limit: int) -> Choices:
     return Choices(values=values, matching=matching, more=matching - sum(1 for r in rows if r["hit"]))
 
 
-def service_choices(project_id, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
-    """The service picker: at most `limit` services with attempts queued in the window whose name contains `q`
-    (any case; "" = all), busiest first, plus `selected`. Kept while the window's data is unchanged (versions.kept):
-    every page reads it."""
-    return versions.kept("services", project_id, start, end, (q, selected, limit),
-                         lambda: _choices("services", _params(project_id, start, end, q=q), selected, limit))
+def service_choices(scope: Scope, q: str = "", selected: str = "", limit: int = 50) -> Choices:
+    """The service picker of the scope's project: at most `limit` services with attempts queued in its window whose
+    name contains `q` (any case; "" = all), busiest first, plus `selected`. Kept while the window's data is unchanged
+    (versions.kept): every page reads it. The scope's service, route and tenant are not read."""
+    scope = Scope(scope.project_id, "", scope.start, scope.end)
+    return versions.kept("services", scope, (q, selected, limit),
+                         lambda: _choices("services", _params(scope, q=q), selected, limit))
 
 
-def route_choices(project_id, service, start, end, q: str = "", selected: str = "", limit: int = 50) -> Choices:
-    """The route picker of one service, as service_choices (routes "" are left out: "all routes" covers them)."""
-    return versions.kept("routes", project_id, start, end, (service, q, selected, limit), lambda: _choices(
-        "routes", _params(project_id, start, end, service=service, q=q), selected, limit))
+def route_choices(scope: Scope, q: str = "", selected: str = "", limit: int = 50) -> Choices:
+    """The route picker of the scope's service, as service_choices (routes "" are left out: "all routes" covers
+    them; the scope's route and tenant are not read)."""
+    scope = Scope(scope.project_id, scope.service, scope.start, scope.end)
+    return versions.kept("routes", scope, (q, selected, limit), lambda: _choices(
+        "routes", _params(scope, service=scope.service, q=q), selected, limit))
 
 
-def services(project_id, start, end, limit: int = 50) -> list[dict]:
-    """[{"service", "requests"}] of the `limit` busiest services with attempts queued in the window, busiest first."""
+def services(scope: Scope, limit: int = 50) -> list[dict]:
+    """[{"service", "requests"}] of the `limit` busiest services of the scope's project with attempts queued in its
+    window, busiest first."""
     return [{"service": v["value"], "requests": v["requests"]}
-            for v in service_choices(project_id, start, end, limit=limit).values]
+            for v in service_choices(scope, limit=limit).values]
 
 
 def latest_request(project_id) -> datetime | None:

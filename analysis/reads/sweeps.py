@@ -10,11 +10,14 @@ else (another window, width or limit, a service not announced, no job around) is
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from datetime import datetime
 from itertools import islice
 from threading import Lock
 
 from analysis.reads import queries
+from analysis.scope import Scope
+from analysis.windows import utc_naive
 
 # rows per service are bounded by the width (a series' points) x (ANALYSIS_TOP_N + 1): ~3,800 for 15 minutes
 BATCH = 16
@@ -24,7 +27,7 @@ class Batches:
     """The announced services of each project for one window, and the sweeps read for them not yet taken."""
 
     def __init__(self, start: datetime, end: datetime):
-        self.start, self.end = start, end
+        self.start, self.end = utc_naive(start), utc_naive(end)  # as a Scope's, whatever the spelling
         self._next: dict[int, list[str]] = {}  # project -> the services announced and not yet read
         self._read: dict[tuple, dict] = {}  # (project, service, bucket_ms, limit) -> its sweep, until taken
         self._lock = Lock()  # a diagnosis asks on a reader thread (store/concurrent.py)
@@ -36,17 +39,18 @@ class Batches:
             self._next[project_id] = list(services)
             self._read = {key: rows for key, rows in self._read.items() if key[0] != project_id}
 
-    def sweep(self, project_id: int, service: str, start, end, bucket_ms: int, limit: int | None) -> dict:
+    def sweep(self, scope: Scope, bucket_ms: int, limit: int | None) -> dict:
+        project_id, service = scope.project_id, scope.service
         key = (project_id, service, bucket_ms, limit)
         with self._lock:
-            if key not in self._read and (start, end) == (self.start, self.end) \
+            if key not in self._read and (utc_naive(scope.start), utc_naive(scope.end)) == (self.start, self.end) \
                     and service in self._next.get(project_id, ()):
                 services = self._next.pop(project_id)
                 self._read.update({(project_id, s, bucket_ms, limit): rows for s, rows in queries.scheduler_sweeps(
-                    project_id, services, start, end, bucket_ms, limit).items()})
+                    replace(scope, service=""), services, bucket_ms, limit).items()})
             answer = self._read.pop(key, None)
         if answer is None:
-            return queries.scheduler_sweep(project_id, service, start, end, bucket_ms, limit)
+            return queries.scheduler_sweep(scope, bucket_ms, limit)
         return answer
 
 
@@ -74,10 +78,10 @@ def announced(queue: Iterator, service_of: Callable[[object], tuple[int, str]]) 
         yield from chunk
 
 
-def sweep(project_id: int, service: str, start: datetime, end: datetime, bucket_ms: int,
-          limit: int | None = None) -> dict:
-    """queries.scheduler_sweep of one service, from its batch's read when a job announced it for this window."""
+def sweep(scope: Scope, bucket_ms: int, limit: int | None = None) -> dict:
+    """queries.scheduler_sweep of the scope's service, from its batch's read when a job announced it for this
+    window."""
     batches = _batches.get()
     if batches is None:
-        return queries.scheduler_sweep(project_id, service, start, end, bucket_ms, limit)
-    return batches.sweep(project_id, service, start, end, bucket_ms, limit)
+        return queries.scheduler_sweep(scope, bucket_ms, limit)
+    return batches.sweep(scope, bucket_ms, limit)

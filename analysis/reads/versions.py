@@ -8,13 +8,12 @@ that pair (one small read) and returns the answer read under the same pair befor
 route picker and coverage strip then cost one version read between two materializations instead of three reads of
 the window's attempts (`make bench-live`: the pickers were 25-45 % of a page's server time at 5,000 spans/s).
 """
-import hashlib
 from collections.abc import Callable
-from datetime import datetime
 
 from django.core.cache import cache
 
 from analysis.rollups.aggregates import remembered
+from analysis.scope import Scope
 from analysis.windows import utc_naive
 from store import client
 
@@ -23,20 +22,18 @@ from analysis.sql_files import sql as _sql
 KEPT_SECONDS = 120
 
 
-def window_version(project_id: int, start: datetime, end: datetime) -> tuple:
-    """(newest materialization, newest aggregation) among the project's hours of [start, end): any change to what a
-    read of the window sees changes it. Asked once per shared_reads() block (a page)."""
-    params = {"project_id": project_id, "start": utc_naive(start), "end": utc_naive(end)}
-    return remembered(("window_version", project_id, params["start"], params["end"]),
+def window_version(scope: Scope) -> tuple:
+    """(newest materialization, newest aggregation) among the hours of the scope's project and window: any change to
+    what a read of the window sees changes it. Asked once per shared_reads() block (a page)."""
+    params = {"project_id": scope.project_id, "start": utc_naive(scope.start), "end": utc_naive(scope.end)}
+    return remembered(("window_version", scope.project_id, params["start"], params["end"]),
                       lambda: tuple(client.query_rows(_sql("window_version"), parameters=params)[0]))
 
 
-def kept(name: str, project_id: int, start: datetime, end: datetime, args: tuple, read: Callable[[], object]):
-    """read()'s answer for the read `name` of [start, end) with `args` (everything else its answer depends on), kept
+def kept(name: str, scope: Scope, args: tuple, read: Callable[[], object]):
+    """read()'s answer for the read `name` of `scope` with `args` (everything else its answer depends on), kept
     under the window's version for KEPT_SECONDS: read again only once an hour of the window has a new version."""
-    version = window_version(project_id, start, end)
-    key = "kept:" + hashlib.sha256(repr((name, project_id, utc_naive(start), utc_naive(end), args, version))
-                                   .encode()).hexdigest()
+    key = "kept:" + scope.cache_key(name, args, window_version(scope))
     found = cache.get(key)
     if found is None:
         found = (read(),)  # a tuple: an answer of None is kept too

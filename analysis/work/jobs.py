@@ -22,6 +22,7 @@ from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from analysis.reads.queries import active_services
 from analysis.windows import last_full_hour, recent_window
 from store import client
+from analysis.scope import Scope
 
 # The jobs' ClickHouse client, a client of its own: a client serialises its calls (store/client.py), and the minute
 # jobs' statements take seconds, which the pages' reads (the "default" client of the web threads) must not queue
@@ -64,7 +65,7 @@ def materialize_since_watermark(now: datetime, deadline: Deadline | None = None)
 
 def diagnose_window(project_id: int, service: str, start: datetime, end: datetime) -> WindowDiagnosis:
     """Diagnose one service over [start, end) and keep the result (replacing an earlier one)."""
-    result = run_diagnosis(project_id, service, start, end)
+    result = run_diagnosis(Scope(project_id, service, start, end))
     row, _ = WindowDiagnosis.objects.update_or_create(
         project_id=project_id, service=service, start=start, end=end,
         defaults={"verdict": result["verdict"], "result": result},

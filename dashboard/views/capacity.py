@@ -7,9 +7,9 @@ import csv
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from analysis import capacity as capacity_
 from analysis.capacity import export
 from analysis.capacity.load import MIN_VALUES
+from analysis.panels import capacity as numbers
 from dashboard.access import page
 from dashboard.capacity_charts import load_chart
 
@@ -18,7 +18,7 @@ from dashboard.capacity_charts import load_chart
 @page
 def capacity(request, page):
     f = page.filters
-    sheet = capacity_.build(page.project.pk, f.service, f.start, f.end, route=f.route)
+    sheet = numbers.build(page.scope)
     if request.GET.get("format") == "csv":
         levels = request.GET.get("table") == "levels"
         return _csv(export.level_rows(sheet) if levels else export.worksheet_rows(sheet),

@@ -14,6 +14,7 @@ from dashboard.access import empty_state, page
 from dashboard.evidence_links import LINKS, TITLES, verdict_pages
 from dashboard.filters import iso, replace
 from store.concurrent import beside
+from analysis.scope import Scope
 
 LIVE_CACHE_SECONDS = 60  # a reload or a shared link within a minute does not recompute the evidence
 
@@ -57,7 +58,7 @@ def live(project_id: int, f, stamp: str) -> tuple[dict | None, str | None]:
     result = cache.get(key) if stamp else None
     if result is None:
         try:
-            result = run_diagnosis(project_id, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+            result = run_diagnosis(Scope(project_id, f.service, f.start, f.end, route=f.route, tenant=f.tenant))
         except AnalysisError as exc:
             return None, exc.message
         if stamp:

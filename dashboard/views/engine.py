@@ -2,30 +2,18 @@
 and memory, restarts) over TTFT p95 on one shared time axis; "not measured" when the service sends none."""
 from django.views.decorators.http import require_GET
 
-from analysis.reads import engine_series
-from analysis.reads import queries as analysis_queries
+from analysis.panels import engine as numbers
 from dashboard import charts
 from dashboard.access import page
 from ingest.scrape import targets_of
-from store.concurrent import gather
 
 
 @require_GET
 @page(needs_service=False)
 def engine(request, page):
-    f = page.filters
-    args = (page.project.pk, f.service, f.start, f.end)
-    # side by side on the reader threads (store/concurrent.py)
-    minutes, ttft = gather(lambda: engine_series.instance_minutes(*args) if f.service else [],
-                           lambda: analysis_queries.churn_windows(*args) if f.service else [])
-    instances = sorted({m.instance for m in minutes})
-    instance = request.GET.get("instance", "")
-    if instance not in instances:
-        instance = ""  # an instance without metrics in this window: show them all
-    shown = [m for m in minutes if m.instance == instance] if instance else minutes
+    e, f = numbers.build(page.scope, request.GET.get("instance", "")), page.filters
     return page.render("dashboard/engine.html", {
-        "minutes": minutes, "instances": instances, "instance": instance,
-        "summary": engine_series.summary(page.project.pk, f.service, f.start, f.end) if minutes else None,
+        "minutes": e.minutes, "instances": e.instances, "instance": e.instance, "summary": e.summary,
         "targets": targets_of(page.project.pk, f.service),
-        "charts": charts.engine_charts(shown, ttft, (f.start, f.end)) if minutes else [],
+        "charts": charts.engine_charts(e.shown, e.ttft, (f.start, f.end)) if e.minutes else [],
     })

@@ -1,10 +1,13 @@
 """Incidents: the project's incidents across services (open first, then newest), and one incident's page."""
+from dataclasses import replace
+
 from django.http import HttpResponsePermanentRedirect
 from django.views.decorators.http import require_GET
 
 from analysis.incidents import reads
 from analysis.incidents.headlines import incident_path
 from analysis.models import Incident, RetiredIncident
+from analysis.panels import incidents as numbers
 from dashboard import incidents as incidents_
 from dashboard.access import page
 from dashboard.filters import now_minute
@@ -13,13 +16,12 @@ from dashboard.filters import now_minute
 @require_GET
 @page(needs_service=False)  # a service without traffic in the window may still have an open incident
 def incidents(request, page):
-    f, now = page.filters, now_minute()
     service = request.GET.get("service", "")  # explicit only: the list spans every service by default
-    rows = reads.project_list(page.project.pk, f.start, f.end, service=service)
+    found = numbers.build(replace(page.scope, service=service, route="", tenant=""))
     return page.render("dashboard/incidents.html", {
-        "rows": [incidents_.row(i, now) for i in rows], "service": service, "limit": reads.LIST_LIMIT,
-        "open_count": sum(i.end is None for i in rows), "all_services": f.query(service=""),
-        "unjudged": incidents_.unjudged(page.project.pk, f.start, f.end, service)})
+        "rows": [incidents_.row(i, now_minute()) for i in found.incidents], "service": service,
+        "limit": reads.LIST_LIMIT, "open_count": found.open_count, "all_services": page.filters.query(service=""),
+        "unjudged": found.unjudged})
 
 
 @require_GET

@@ -19,6 +19,8 @@ from store import client
 from tests import factories as f
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
 from tests.helpers import publish_buckets
+from analysis import scope as scope_
+from analysis.scope import Scope
 
 WINDOWS = [(H0, H0 + timedelta(hours=4)), (H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)),
            (H0 + timedelta(minutes=5), H0 + timedelta(minutes=55)),
@@ -40,20 +42,20 @@ def pid(clickhouse, alpha):
 
 @pytest.mark.parametrize("start,end", WINDOWS)
 def test_picker_counts_equal_every_attempt(pid, start, end):
-    ours = lookups.service_choices(pid, start, end)
+    ours = lookups.service_choices(Scope(pid, "", start, end))
     theirs = client.query(lookups._sql("services"), parameters={
         "project_id": pid, **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in ours.values} == {r["value"]: r["requests"] for r in theirs}
     assert sum(v["requests"] for v in ours.values) > 100
     # the pickers count what the diagnosis counts: each attempt of each hour's latest materialization once
     assert {v["value"]: v["requests"] for v in ours.values} == {
-        service: queries.bucket_distribution(pid, service, start, end)["requests"] for service in ("svc", "other")}
-    routes = lookups.route_choices(pid, "svc", start, end)
+        service: queries.bucket_distribution(Scope(pid, service, start, end))["requests"] for service in ("svc", "other")}
+    routes = lookups.route_choices(Scope(pid, "svc", start, end))
     theirs = client.query(lookups._sql("routes"), parameters={
         "project_id": pid, "service": "svc", **aggregates.whole(start, end).params, "q": "", "selected": "", "limit": 51})
     assert {v["value"]: v["requests"] for v in routes.values} == {r["value"]: r["requests"] for r in theirs}
     assert {v["value"] for v in routes.values} == {"/a", "/b"}
-    assert queries.project_services(pid, start, end) == ["other", "svc"]
+    assert queries.project_services(Scope(pid, "", start, end)) == ["other", "svc"]
 
 
 def test_pickers_count_an_attempt_that_moved_hours_once(pid, clickhouse):
@@ -74,16 +76,16 @@ def test_pickers_count_an_attempt_that_moved_hours_once(pid, clickhouse):
         assert moved > 10  # the earlier copies, still stored
     finally:
         clickhouse.command("SYSTEM START MERGES request_buckets")
-    counts = {v["value"]: v["requests"] for v in lookups.service_choices(pid, *window).values}
-    assert counts["svc"] == queries.bucket_distribution(pid, "svc", *window)["requests"] == 900
+    counts = {v["value"]: v["requests"] for v in lookups.service_choices(Scope(pid, "", *window)).values}
+    assert counts["svc"] == queries.bucket_distribution(Scope(pid, "svc", *window))["requests"] == 900
 
 
 @pytest.mark.parametrize("start,end", WINDOWS)
 @pytest.mark.parametrize("route", ["", "/a"])
 def test_coverage_counts_equal_every_attempt(pid, start, end, route):
-    ours = queries.coverage_counts(pid, "svc", start, end, route=route)
+    ours = queries.coverage_counts(Scope(pid, "svc", start, end, route=route))
     theirs = client.query(queries._sql("coverage_counts"), parameters={
-        **queries._params(pid, "svc", start, end, route), **aggregates.whole(start, end).params})
+        **Scope(pid, "svc", start, end, route).params(), **aggregates.whole(start, end).params})
     assert ours == [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in theirs]
     assert ours[0]["attempts"] > 50 and ours[0]["successes"] < ours[0]["attempts"]
 
@@ -106,9 +108,9 @@ def retried(pid, clickhouse):
 @pytest.mark.parametrize("start,end", WINDOWS)
 @pytest.mark.parametrize("route,tenant", [("", ""), ("/a", ""), ("", "t3")])
 def test_retry_counts_equal_every_attempt(retried, start, end, route, tenant):
-    ours = queries.retry_summary(retried, "svc", start, end, route=route, tenant=tenant)
+    ours = queries.retry_summary(Scope(retried, "svc", start, end, route=route, tenant=tenant))
     [theirs] = client.query(queries._sql("retry_summary"), parameters={
-        **queries._params(retried, "svc", start, end, route, tenant), **aggregates.whole(start, end).params})
+        **Scope(retried, "svc", start, end, route, tenant).params(), **aggregates.whole(start, end).params})
     keys, counts = theirs.pop("causes")
     assert ours == {**{k: int(v) for k, v in theirs.items()}, "causes": dict(zip(keys, map(int, counts)))}
     assert ours["runs"] > ours["known_runs"] > ours["runs_with_retries"] > 0 and ours["extra_attempts"] > 0
@@ -119,11 +121,11 @@ def test_the_upgrade_fills_the_retries_of_hours_aggregated_before_them(retried):
     """Store migration 0030 writes retry_hours for hours aggregated before retry_hours existed, at their version."""
     from pathlib import Path
     window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
-    refreshed = queries.retry_summary(retried, "svc", *window)
+    refreshed = queries.retry_summary(Scope(retried, "svc", *window))
     client.command("TRUNCATE TABLE retry_hours")
-    assert queries.retry_summary(retried, "svc", *window)["attempts"] < refreshed["attempts"] * 0.6  # the core's are gone
+    assert queries.retry_summary(Scope(retried, "svc", *window))["attempts"] < refreshed["attempts"] * 0.6  # the core's are gone
     client.command((Path(__file__).parents[2] / "store/migrations/0030_fill_retry_hours.sql").read_text())
-    assert queries.retry_summary(retried, "svc", *window) == refreshed
+    assert queries.retry_summary(Scope(retried, "svc", *window)) == refreshed
 
 
 @pytest.fixture
@@ -147,13 +149,13 @@ def _same(a, b) -> bool:
 
 def _every_attempt_churn(pid, start, end, route, tenant):
     return client.query(queries._sql("churn_windows"), parameters={
-        **queries._params(pid, "svc", start, end, route, tenant), **aggregates.whole(start, end).params})
+        **Scope(pid, "svc", start, end, route, tenant).params(), **aggregates.whole(start, end).params})
 
 
 @pytest.mark.parametrize("start,end", WINDOWS)
 @pytest.mark.parametrize("route,tenant", [("", ""), ("/a", ""), ("", "t3")])
 def test_churn_minutes_equal_every_attempt(churned, start, end, route, tenant):
-    ours = queries.churn_windows(churned, "svc", start, end, route=route, tenant=tenant)
+    ours = queries.churn_windows(Scope(churned, "svc", start, end, route=route, tenant=tenant))
     theirs = _every_attempt_churn(churned, start, end, route, tenant)
     assert [r["minute"] for r in ours] == [r["minute"].replace(tzinfo=timezone.utc) for r in theirs]
     for mine, exact in zip(ours, theirs):
@@ -170,9 +172,9 @@ def test_churn_reads_the_stored_minutes_of_the_core(churned, clickhouse):
     minute = H0 + timedelta(hours=2, minutes=7)
     clickhouse.command("ALTER TABLE churn_minutes UPDATE attempts = 123456 WHERE minute = {m:DateTime('UTC')} AND NOT by_route "
                        "SETTINGS mutations_sync = 1", parameters={"m": minute})
-    rows = queries.churn_windows(churned, "svc", H0, H0 + timedelta(hours=4))
+    rows = queries.churn_windows(Scope(churned, "svc", H0, H0 + timedelta(hours=4)))
     assert {r["minute"]: r["attempts"] for r in rows}[minute.replace(tzinfo=timezone.utc)] == 123456
-    routed = queries.churn_windows(churned, "svc", H0, H0 + timedelta(hours=4), route="/a")
+    routed = queries.churn_windows(Scope(churned, "svc", H0, H0 + timedelta(hours=4), route="/a"))
     assert 0 < {r["minute"]: r["attempts"] for r in routed}[minute.replace(tzinfo=timezone.utc)] < 123456
 
 
@@ -180,11 +182,11 @@ def test_the_upgrade_fills_the_churn_of_hours_aggregated_before_it(churned):
     """Store migration 0040 writes churn_minutes for hours aggregated before churn_minutes existed, at their version."""
     from pathlib import Path
     window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
-    refreshed = queries.churn_windows(churned, "svc", *window, route="/b")
+    refreshed = queries.churn_windows(Scope(churned, "svc", *window, route="/b"))
     client.command("TRUNCATE TABLE churn_minutes")
-    assert len(queries.churn_windows(churned, "svc", *window, route="/b")) < len(refreshed) * 0.6  # the core's are gone
+    assert len(queries.churn_windows(Scope(churned, "svc", *window, route="/b"))) < len(refreshed) * 0.6  # the core's are gone
     client.command((Path(__file__).parents[2] / "store/migrations/0040_fill_churn_minutes.sql").read_text())
-    again = queries.churn_windows(churned, "svc", *window, route="/b")
+    again = queries.churn_windows(Scope(churned, "svc", *window, route="/b"))
     assert [r["minute"] for r in again] == [r["minute"] for r in refreshed]
     for mine, before in zip(again, refreshed):
         assert all(_same(mine[key], before[key]) for key in mine), (mine, before)
@@ -203,7 +205,7 @@ def sliced(churned, clickhouse):
 
 def _every_attempt_slices(pid, start, end, **limits):
     columns = client.query_columns(queries._sql("incident_series_slices"), parameters={
-        **queries._params(pid, "svc", start, end, services=["svc"], **limits), **aggregates.whole(start, end).params})
+        **Scope(pid, "svc", start, end).params(services=["svc"], **limits), **aggregates.whole(start, end).params})
     out = {}
     for dimension, value, point in zip(columns["dimension"], columns["value"], queries._series_points(columns)):
         out.setdefault((dimension, value), []).append(point)
@@ -216,13 +218,13 @@ def _every_attempt_slices(pid, start, end, **limits):
 def test_incident_minutes_equal_every_attempt(sliced, start, end, limits):
     """Incident detection's series of a service and its slices: the core's minutes from incident_minutes plus the
     edges equal the read of every attempt, and so does the choice of slices."""
-    ours = queries.incident_series_slices(sliced, "svc", start, end, **limits)
+    ours = queries.incident_series_slices(Scope(sliced, "svc", start, end), **limits)
     theirs = _every_attempt_slices(sliced, start, end, **limits)
     assert ours == theirs
     # read with other services (the incidents step's batches): each one's series as read alone
-    together = queries.incident_series_slices_of(sliced, ["other", "svc", "nothing"], start, end, **limits)
+    together = queries.incident_series_slices_of(Scope(sliced, "", start, end), ["other", "svc", "nothing"], **limits)
     assert together["svc"] == ours and together["nothing"] == {("", ""): []}
-    assert together["other"] == queries.incident_series_slices(sliced, "other", start, end, **limits) != ours
+    assert together["other"] == queries.incident_series_slices(Scope(sliced, "other", start, end), **limits) != ours
     assert sum(p["attempts"] for p in ours[("", "")]) > 20
     assert any(p["ttft"]["count"] and p["total"]["p95"] is not None for p in ours[("", "")])
     per_dimension = {d: sum(1 for dimension, _ in ours if dimension == d) for d in ("route", "tenant", "instance")}
@@ -243,10 +245,9 @@ def test_incident_series_read_the_stored_minutes_of_the_core(sliced, clickhouse)
     minute = minute.replace(tzinfo=None)
     limits = dict(min_attempts=1, min_minutes=1, max_slices=queries.UINT32_MAX)
     at = minute.replace(tzinfo=timezone.utc)
-    rows = queries.incident_series_slices(sliced, "svc", H0, H0 + timedelta(hours=4), **limits)
+    rows = queries.incident_series_slices(Scope(sliced, "svc", H0, H0 + timedelta(hours=4)), **limits)
     assert {p["at"]: p["errors"] for p in rows[("tenant", "t3")]}[at] == 4321
-    inside = queries.incident_series_slices(sliced, "svc", minute - timedelta(minutes=5), minute + timedelta(minutes=5),
-                                            **limits)  # no whole hour: every attempt
+    inside = queries.incident_series_slices(Scope(sliced, "svc", minute - timedelta(minutes=5), minute + timedelta(minutes=5)), **limits)  # no whole hour: every attempt
     assert {p["at"]: p["errors"] for p in inside[("tenant", "t3")]}[at] < 4321
 
 
@@ -255,12 +256,12 @@ def test_the_upgrade_fills_the_incident_minutes_of_hours_aggregated_before_it(sl
     from pathlib import Path
     window = (H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50))
     limits = dict(min_attempts=1, min_minutes=1, max_slices=3)
-    refreshed = queries.incident_series_slices(sliced, "svc", *window, **limits)
+    refreshed = queries.incident_series_slices(Scope(sliced, "svc", *window), **limits)
     client.command("TRUNCATE TABLE incident_minutes")
-    gone = queries.incident_series_slices(sliced, "svc", *window, **limits)[("", "")]
+    gone = queries.incident_series_slices(Scope(sliced, "svc", *window), **limits)[("", "")]
     assert len(gone) < len(refreshed[("", "")]) - 100  # the core's two hours are gone
     client.command((Path(__file__).parents[2] / "store/migrations/0044_fill_incident_minutes.sql").read_text())
-    assert queries.incident_series_slices(sliced, "svc", *window, **limits) == refreshed
+    assert queries.incident_series_slices(Scope(sliced, "svc", *window), **limits) == refreshed
 
 
 def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
@@ -275,9 +276,9 @@ def test_the_core_is_the_longest_run_of_aggregated_hours(clickhouse, alpha):
     aggregates.refresh(pid, H0 + timedelta(hours=2), H0 + timedelta(hours=3))  # hour 2 and, aggregated, hour 3
     cut = aggregates.split(pid, start, end)
     assert (cut.core_start, cut.core_end) == (H0 + timedelta(hours=2), H0 + timedelta(hours=4))
-    ours = queries.coverage_counts(pid, "svc", start, end)
+    ours = queries.coverage_counts(Scope(pid, "svc", start, end))
     theirs = client.query(queries._sql("coverage_counts"), parameters={
-        **queries._params(pid, "svc", start, end, ""), **aggregates.whole(start, end).params})
+        **Scope(pid, "svc", start, end, "").params(), **aggregates.whole(start, end).params})
     assert ours == [{k: (v if k == "form" else int(v)) for k, v in r.items()} for r in theirs]
     assert ours[0]["attempts"] == 900
     assert aggregates.split(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2)) == aggregates.whole(
@@ -318,7 +319,7 @@ def test_hours_are_aggregated_once_they_settle_by_the_minute_job(alpha, ingest):
     assert late["aggregated"] == 0 and _aggregated(project.id) == [f.BASE, f.BASE + hour]
     cut = aggregates.split(project.id, f.BASE - timedelta(minutes=30), f.BASE + 2 * hour + timedelta(minutes=30))
     assert (cut.core_start, cut.core_end) == (f.BASE.replace(tzinfo=None), (f.BASE + 2 * hour).replace(tzinfo=None))
-    assert queries.coverage_counts(project.id, "llm-gateway", f.BASE - hour, f.BASE + 3 * hour)[0]["attempts"] == 16
+    assert queries.coverage_counts(Scope(project.id, "llm-gateway", f.BASE - hour, f.BASE + 3 * hour))[0]["attempts"] == 16
 
 
 def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_hour(clickhouse, alpha):
@@ -335,9 +336,9 @@ def test_an_hour_aggregated_again_carries_its_attempts_into_the_next_aggregated_
     clickhouse.command(late, parameters={"pid": pid, "seed": 2, "n": 1, "h0": H0, "offset": 3_590_000})
     publish_buckets(pid)
     hour1 = (H0 + timedelta(hours=1), H0 + timedelta(hours=2))
-    before = queries.scheduler_sweep(pid, "svc", *hour1, 3_600_000)["instances"]
+    before = queries.scheduler_sweep(Scope(pid, "svc", *hour1), 3_600_000)["instances"]
     aggregates.refresh(pid, H0, H0 + timedelta(hours=1))
-    after = queries.scheduler_sweep(pid, "svc", *hour1, 3_600_000)["instances"]
+    after = queries.scheduler_sweep(Scope(pid, "svc", *hour1), 3_600_000)["instances"]
     theirs = client.query(open(__file__.replace("test_aggregates.py", "scheduler_sweep_reference.sql")).read(),
                           parameters={"project_id": pid, "service": "svc", "start": hour1[0], "end": hour1[1],
                                       "bucket_ms": 3_600_000, "limit": queries.UINT32_MAX})
@@ -357,16 +358,16 @@ def test_the_upgrade_fills_the_shares_of_hours_aggregated_before_them(clickhouse
                        "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
     publish_buckets(pid)
     aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
-    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
-    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(scope_, "SKETCH_AFTER", timedelta(hours=2))
     start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
-    assert queries._sketched("request_shares", pid, "svc", start, end, "", "")[0] == "request_shares_sketch"
-    refreshed = queries.request_shares(pid, "svc", start, end)
+    assert Scope(pid, "svc", start, end).sketched("request_shares")[0] == "request_shares_sketch"
+    refreshed = queries.request_shares(Scope(pid, "svc", start, end))
     assert refreshed["shared"] == refreshed["first_token_n"] > 600 and 0 < refreshed["t_queue_share"] < 0.5
     client.command("TRUNCATE TABLE share_hours")
-    assert queries.request_shares(pid, "svc", start, end)["shared"] < refreshed["shared"] / 2  # the core's are gone
+    assert queries.request_shares(Scope(pid, "svc", start, end))["shared"] < refreshed["shared"] / 2  # the core's are gone
     client.command((Path(__file__).parents[2] / "store/migrations/0022_fill_share_hours.sql").read_text())
-    assert queries.request_shares(pid, "svc", start, end) == refreshed
+    assert queries.request_shares(Scope(pid, "svc", start, end)) == refreshed
 
 
 def test_the_upgrade_fills_the_segments_of_hours_aggregated_before_them(clickhouse, alpha, monkeypatch, settings):
@@ -381,20 +382,20 @@ def test_the_upgrade_fills_the_segments_of_hours_aggregated_before_them(clickhou
     publish_buckets(pid)
     settings.ANALYSIS_SEGMENT_EDGES = (1000, 4000, 16000)  # the edges the migration fills
     aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
-    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
-    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(scope_, "SKETCH_AFTER", timedelta(hours=2))
     start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
     edges = [1000, 4000, 16000]
-    refreshed = queries.bucket_distribution_by_segment(pid, "svc", start, end, edges)
+    refreshed = queries.bucket_distribution_by_segment(Scope(pid, "svc", start, end), edges)
     assert [r["segment"] for r in refreshed] == ["<1k", "1-4k", "4-16k", ">16k"]
     assert sum(r["requests"] for r in refreshed) > 600
     client.command("TRUNCATE TABLE segment_hours")
-    assert queries._sketched("bucket_distribution_by_segment", pid, "svc", start, end, "", "", cover="segmented",
-                             edges=edges)[0] == "bucket_distribution_by_segment"  # not covered: read exactly
+    assert Scope(pid, "svc", start, end).sketched("bucket_distribution_by_segment", cover="segmented", edges=edges)[
+        0] == "bucket_distribution_by_segment"  # not covered: read exactly
     client.command((Path(__file__).parents[2] / "store/migrations/0026_fill_segment_hours.sql").read_text())
-    assert queries._sketched("bucket_distribution_by_segment", pid, "svc", start, end, "", "", cover="segmented",
-                             edges=edges)[0] == "bucket_distribution_by_segment_sketch"
-    assert queries.bucket_distribution_by_segment(pid, "svc", start, end, edges) == refreshed
+    assert Scope(pid, "svc", start, end).sketched("bucket_distribution_by_segment", cover="segmented", edges=edges)[
+        0] == "bucket_distribution_by_segment_sketch"
+    assert queries.bucket_distribution_by_segment(Scope(pid, "svc", start, end), edges) == refreshed
 
 
 def test_the_upgrade_fills_the_tenants_over_routes_of_hours_aggregated_before_them(clickhouse, alpha, monkeypatch):
@@ -409,18 +410,18 @@ def test_the_upgrade_fills_the_tenants_over_routes_of_hours_aggregated_before_th
     publish_buckets(pid)
     aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
     aggregates.refresh(pid, H0 + timedelta(hours=1), H0 + timedelta(hours=2))  # a second version of one hour
-    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 100)
-    monkeypatch.setattr(queries, "SKETCH_AFTER", timedelta(hours=2))
+    monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 100)
+    monkeypatch.setattr(scope_, "SKETCH_AFTER", timedelta(hours=2))
     start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=3, minutes=50)
-    assert queries._sketched("tenant_tails_top", pid, "svc", start, end, "", "")[0] == "tenant_tails_top_sketch"
-    refreshed = queries.tenant_tails_top(pid, "svc", start, end, 5)
+    assert Scope(pid, "svc", start, end).sketched("tenant_tails_top")[0] == "tenant_tails_top_sketch"
+    refreshed = queries.tenant_tails_top(Scope(pid, "svc", start, end), 5)
     total = sum(r["requests"] for r in refreshed)
     assert total > 600
     client.command("TRUNCATE TABLE tenant_service_hours")
     # the core's (2 h 00 of the window's 3 h 40) are gone
-    assert sum(r["requests"] for r in queries.tenant_tails_top(pid, "svc", start, end, 5)) < total * 0.6
+    assert sum(r["requests"] for r in queries.tenant_tails_top(Scope(pid, "svc", start, end), 5)) < total * 0.6
     client.command((Path(__file__).parents[2] / "store/migrations/0028_fill_tenant_service_hours.sql").read_text())
-    assert queries.tenant_tails_top(pid, "svc", start, end, 5) == refreshed
+    assert queries.tenant_tails_top(Scope(pid, "svc", start, end), 5) == refreshed
 
 
 def test_reader_threads_asking_at_once_wait_for_one_read(settings):

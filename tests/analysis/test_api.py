@@ -19,10 +19,10 @@ WINDOW = {"service": "chat", "start": "2026-01-05T10:00:00Z", "end": "2026-01-05
 def calls(monkeypatch, clickhouse):
     seen = []
 
-    def fake_collect(project_id, service, start, end, route="", tenant=""):
-        seen.append({"project_id": project_id, "service": service, "start": start, "end": end,
-                     "route": route, "tenant": tenant})
-        return samples.queue_backlog() if service == "chat" else samples.no_requests()
+    def fake_collect(scope):
+        seen.append({"project_id": scope.project_id, "service": scope.service, "start": scope.start,
+                     "end": scope.end, "route": scope.route, "tenant": scope.tenant})
+        return samples.queue_backlog() if scope.service == "chat" else samples.no_requests()
 
     monkeypatch.setattr("analysis.diagnosis.service.collect", fake_collect)
     return seen

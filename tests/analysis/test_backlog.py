@@ -9,6 +9,7 @@ from analysis.fairness import Deadline
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from tests import factories as f
 from tests.helpers import Ticks
+from analysis.scope import Scope
 
 H = timedelta(hours=1)
 NOW = f.BASE + timedelta(minutes=15, seconds=20)  # the recent window 10:00-10:15
@@ -110,7 +111,7 @@ def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monk
     assert sorted(batched) == names and all(r["evidence"]["gap_fraction"]["instances"] for r in batched.values())
     read.clear()
     start, end = f.BASE, f.BASE + timedelta(minutes=15)
-    assert {s: run_diagnosis(project.id, s, start, end) for s in names} == batched
+    assert {s: run_diagnosis(Scope(project.id, s, start, end)) for s in names} == batched
     assert sorted(read) == [[s] for s in names]  # no job around: each read alone
     read.clear()
     WindowDiagnosis.objects.all().delete()

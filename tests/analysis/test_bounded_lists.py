@@ -12,6 +12,7 @@ from analysis.evidence_types import OTHERS, Buckets, NoisyNeighbour, TenantTail
 from analysis.diagnosis.thresholds import DEFAULT
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)
+from analysis.scope import Scope
 
 DAY = timedelta(days=1)
 SVC = "llm-gateway"
@@ -20,7 +21,7 @@ WINDOW = (f.BASE - DAY, f.BASE + DAY)
 
 def _tails(pid, limit, **kwargs):
     return [(r["tenant"], r["requests"], r["others"], r["t_queue"]["p95"])
-            for r in queries.tenant_tails_top(pid, SVC, *WINDOW, limit, **kwargs)]
+            for r in queries.tenant_tails_top(Scope(pid, SVC, *WINDOW), limit, **kwargs)]
 
 
 def test_tenant_tails_keep_the_busiest_then_one_row_pooling_the_rest(send):
@@ -40,7 +41,7 @@ def test_tenant_tails_keep_the_busiest_then_one_row_pooling_the_rest(send):
 def test_grouping_by_route_keeps_the_busiest_values_and_pools_the_rest(send):
     pid = send(f.request(*[f.attempt(route=r, t_queue_ms=q) for r, q in (("/a", 10), ("/a", 20), ("/b", 30),
                                                                         ("/c", 50))]))
-    rows = queries.bucket_distribution_top_values(pid, SVC, *WINDOW, "route", 1)
+    rows = queries.bucket_distribution_top_values(Scope(pid, SVC, *WINDOW), "route", 1)
     # /a has two attempts; /b and /c pooled: t_queue p50 of 30 and 50 -> 40
     assert [(r["value"], r["requests"], r["others"], r["buckets"]["t_queue"]["p50"]) for r in rows] == [
         ("/a", 2, None, 15), (OTHERS, 2, 2, 40)]
@@ -48,8 +49,8 @@ def test_grouping_by_route_keeps_the_busiest_values_and_pools_the_rest(send):
 
 def test_the_sweep_keeps_the_instances_with_most_backlog_and_pools_the_rest(send):
     pid = send(*_scheduler_fixture())
-    whole = queries.scheduler_sweep(pid, SVC, *WINDOW, bucket_ms=60_000)
-    bounded = queries.scheduler_sweep(pid, SVC, *WINDOW, bucket_ms=60_000, limit=1)
+    whole = queries.scheduler_sweep(Scope(pid, SVC, *WINDOW), bucket_ms=60_000)
+    bounded = queries.scheduler_sweep(Scope(pid, SVC, *WINDOW), bucket_ms=60_000, limit=1)
     # gw-1 and gw-2 both have 2 s of backlog; gw-1 had more in flight, so it keeps its row and gw-2 is pooled
     assert [(r["instance"], r["others"], r["backlog_ms"], r["gap_ms"]) for r in bounded["instances"]] == [
         ("gw-1", None, 2000, 1000), (OTHERS, 1, 2000, 2000)]
@@ -62,7 +63,7 @@ def test_the_sweep_keeps_the_instances_with_most_backlog_and_pools_the_rest(send
 def test_bounded_evidence_pools_the_rest_and_the_diagnosis_names_no_others(send, settings):
     settings.ANALYSIS_TOP_N = 1
     pid = send(*_scheduler_fixture())
-    answer = json.loads(json.dumps(run_diagnosis(pid, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1))))
+    answer = json.loads(json.dumps(run_diagnosis(Scope(pid, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1)))))
     ev = answer["evidence"]
     # pooled gap_fraction is unchanged: 3 of 4 backlog seconds under cap -> 0.75; gw-2 (cap 2, 2 of 2 s) pooled
     assert ev["gap_fraction"]["service"] == 0.75

@@ -6,6 +6,7 @@ from analysis.diagnosis.service import run_diagnosis
 from analysis.rollups.materialize import materialize
 from analysis.models import ServiceCost
 from tests import factories as f
+from analysis.scope import Scope
 
 
 def _three_successes_and_a_failure(alpha, ingest):
@@ -22,12 +23,12 @@ def test_cost_per_success_divides_the_hourly_cost_by_successes_per_hour(alpha, i
     ServiceCost.objects.create(project=project, service="llm-gateway", cost_per_hour_usd=Decimal("36"))
     # window of 30 minutes holding 3 successful runs (the failed one is a run without success):
     # R_success = 3 / 0.5 h = 6 per hour -> 36 USD / 6 = 6 USD per success
-    result = run_diagnosis(project.id, "llm-gateway", f.BASE - timedelta(minutes=10), f.BASE + timedelta(minutes=20))
+    result = run_diagnosis(Scope(project.id, "llm-gateway", f.BASE - timedelta(minutes=10), f.BASE + timedelta(minutes=20)))
     assert result["evidence"]["successful_runs_per_hour"] == 6
     assert result["evidence"]["cost_per_success_usd"] == 6
 
 
 def test_cost_per_success_is_unknown_without_a_configured_cost(alpha, ingest):
     project = _three_successes_and_a_failure(alpha, ingest)
-    result = run_diagnosis(project.id, "llm-gateway", f.BASE - timedelta(minutes=10), f.BASE + timedelta(minutes=20))
+    result = run_diagnosis(Scope(project.id, "llm-gateway", f.BASE - timedelta(minutes=10), f.BASE + timedelta(minutes=20)))
     assert result["evidence"]["cost_per_success_usd"] is None

@@ -9,6 +9,7 @@ from analysis.reads.coverage import coverage
 from analysis.diagnosis.service import run_diagnosis
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from analysis.scope import Scope
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)
 ATTRS = {"tenant.id": "acme", "llm.route": "/v1/chat", "gen_ai.request.model": "llama-3.1-8b",
@@ -55,7 +56,7 @@ def unmeasured(entry) -> dict:
 def test_coverage_per_bucket_and_signal_names_the_form_and_what_is_missing(send):
     natives = [native_without_admitted() for _ in range(3)] + [native_without_admitted(**{"llm.run.id": "r-1"})]
     pid = send("mixed", *[genai() for _ in range(4)], genai(ttfc_s=0.4), genai(ttfc_s=0.4), *natives, vllm(), vllm())
-    cov = coverage(pid, "mixed", START, END)
+    cov = coverage(Scope(pid, "mixed", START, END))
     # 4 + 2 genai-like client spans, 4 native, 2 vLLM: 12 attempts, every one its own run, none failed
     assert (cov["attempts"], cov["runs"], cov["successes"]) == (12, 12, 12)
     assert cov["forms"]["native"] == 4 and cov["forms"]["vllm"] == 2 and cov["forms"]["genai"] == 2
@@ -101,7 +102,7 @@ def test_native_without_admitted_stores_no_queue_and_no_first_token_bucket(send,
 
 
 def test_an_empty_window_has_unknown_shares_not_zero(alpha, clickhouse):
-    cov = coverage(alpha[0].pk, "nothing", START, END)
+    cov = coverage(Scope(alpha[0].pk, "nothing", START, END))
     assert cov["attempts"] == 0 and cov["forms"] == {}
     assert {e["share"] for e in cov["buckets"].values()} == {None}
     assert cov["buckets"]["ttft"]["note"] == "TTFT: no successful attempts in this window"
@@ -109,7 +110,7 @@ def test_an_empty_window_has_unknown_shares_not_zero(alpha, clickhouse):
 
 def test_unknown_ttft_on_the_way_to_healthy_is_insufficient_data(send):
     pid = send("client", *[genai(duration_ms=1500 + i) for i in range(20)])
-    result = run_diagnosis(pid, "client", START, END)
+    result = run_diagnosis(Scope(pid, "client", START, END))
     # no TTFT, no stream; total p95 ~1519 ms is above the 600 ms TTFT threshold, so it bounds nothing
     assert result["verdict"] == "insufficient_data"
     steps = {s["node"]: s["answer"] for s in result["path"]}
@@ -117,12 +118,12 @@ def test_unknown_ttft_on_the_way_to_healthy_is_insufficient_data(send):
     assert "gen_ai.response.time_to_first_chunk" in result["missing"][0]
     assert [r["text"] for r in result["recommendations"][:len(result["missing"])]] == result["missing"]
     assert result["coverage"]["buckets"]["ttft"]["measured"] == 0
-    assert result["coverage"] == coverage(pid, "client", START, END)  # beside the evidence, the same function
+    assert result["coverage"] == coverage(Scope(pid, "client", START, END))  # beside the evidence, the same function
 
 
 def test_fast_non_streaming_service_is_healthy_through_the_total_bound(send):
     pid = send("fast", *[genai(duration_ms=300 + i) for i in range(20)])
-    result = run_diagnosis(pid, "fast", START, END)
+    result = run_diagnosis(Scope(pid, "fast", START, END))
     ttft = next(s for s in result["path"] if s["node"] == "ttft_p95")
     # TTFT <= total, and total p95 (300 + 0.95 x 19 = 318.05 ms) < 600: TTFT is not high
     assert (ttft["value"], ttft["answer"], ttft["bound"]) == (None, "no", 318.05)
@@ -132,7 +133,7 @@ def test_fast_non_streaming_service_is_healthy_through_the_total_bound(send):
 def test_measured_and_fine_is_healthy(send):
     # ttft 20 + 300 = 320 ms; decode 900 ms / 199 tokens = 4.5 ms per token
     pid = send("fine", *[f.attempt(attributes={"llm.run.id": f"r{i}", "llm.scheduler.cap": 8}) for i in range(20)])
-    result = run_diagnosis(pid, "fine", START, END)
+    result = run_diagnosis(Scope(pid, "fine", START, END))
     assert result["verdict"] == "healthy" and result["missing"] == []
     assert {s["node"]: s["answer"] for s in result["path"]}["ttft_p95"] == "no"
     assert result["coverage"]["buckets"]["ttft"]["share"] == 1.0
@@ -143,6 +144,6 @@ def test_retry_rate_is_unknown_when_no_run_is_knowable(send):
     # two attempts in one trace, no run attributes: they need not be tries of one request
     trace = f.new_trace_id()
     pid = send("agent", f.attempt(trace_id=trace), f.attempt(trace_id=trace))
-    result = run_diagnosis(pid, "agent", START, END)
+    result = run_diagnosis(Scope(pid, "agent", START, END))
     assert result["evidence"]["retries"]["rate"] is None
     assert result["evidence"]["retries"]["runs"] == 1  # still one final attempt: success rate is over it

@@ -16,9 +16,9 @@ def calls(monkeypatch, clickhouse):
     happened to migrate first)."""
     seen = []
 
-    def fake_collect(project_id, service, start, end, route="", tenant=""):
-        seen.append((project_id, service, route, tenant))
-        return samples.noisy_tenant() if service == "chat" else samples.no_requests()
+    def fake_collect(scope):
+        seen.append((scope.project_id, scope.service, scope.route, scope.tenant))
+        return samples.noisy_tenant() if scope.service == "chat" else samples.no_requests()
 
     monkeypatch.setattr("analysis.diagnosis.service.collect", fake_collect)
     return seen

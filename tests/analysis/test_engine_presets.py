@@ -6,12 +6,13 @@ import pytest
 
 from analysis.diagnosis.service import run_diagnosis
 from tests.simulated import send_simulated
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 
 
 def _diagnose(project, sent):
-    result = run_diagnosis(project.id, sent.service, sent.start - timedelta(minutes=1), sent.end + timedelta(minutes=1))
+    result = run_diagnosis(Scope(project.id, sent.service, sent.start - timedelta(minutes=1), sent.end + timedelta(minutes=1)))
     return result, [(s["node"], s["value"], s["answer"]) for s in result["path"]]
 
 
@@ -51,11 +52,11 @@ def test_a_fleet_that_sends_only_metrics_is_read_by_the_engine_reads(clickhouse,
 
     project, key = alpha
     sent = send_simulated(project, key, base="kv_cache_pressure", duration="10m", seed=2, metrics_only=True)
-    engine = engine_series.summary(project.id, sent.service, sent.start, sent.end + timedelta(minutes=1))
+    engine = engine_series.summary(Scope(project.id, sent.service, sent.start, sent.end + timedelta(minutes=1)))
     assert engine.sources == ["vllm", "dcgm", "process", "kube-state"]
     assert engine.instances == 3 and engine.kv_cache_usage_p95 >= 0.9 and engine.preemptions_per_min > 1
     assert engine.restarts == 0 and engine.gpu_memory_used_share_max < 0.95
     from analysis.errors import AnalysisError
 
     with pytest.raises(AnalysisError, match="no requests"):  # no span: the diagnosis has no requests to judge
-        run_diagnosis(project.id, sent.service, sent.start, sent.end)
+        run_diagnosis(Scope(project.id, sent.service, sent.start, sent.end))

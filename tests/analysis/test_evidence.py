@@ -14,6 +14,7 @@ from analysis.rollups.materialize import materialize
 from ingest.pipeline import get_writer
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)
+from analysis.scope import Scope
 
 DAY = timedelta(days=1)
 SVC = "llm-gateway"
@@ -78,7 +79,7 @@ def scheduler(send):
 
 
 def test_collect_pools_gap_fraction_over_instances(scheduler):
-    ev = collect(scheduler, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1))
+    ev = collect(Scope(scheduler, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1)))
     # gw-1: 1 of 2 backlog seconds under cap -> 0.5; gw-2: 2 of 2 -> 1.0; pooled 3 of 4 -> 0.75
     assert ev.gap_fraction == GapFraction(service=0.75, backlog_seconds=4.0, instances={
         "gw-1": InstanceGap(gap_fraction=0.5, backlog_seconds=2.0, cap=1),
@@ -96,7 +97,7 @@ def test_collect_pools_gap_fraction_over_instances(scheduler):
 
 
 def test_the_json_of_the_diagnosis_evidence_keeps_its_keys(scheduler):
-    answer = run_diagnosis(scheduler, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1))
+    answer = run_diagnosis(Scope(scheduler, SVC, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1)))
     body = json.loads(json.dumps(answer))  # JSON-ready as it is
     assert keys(body["evidence"]) == KEYS
     assert json.dumps(keys(body["evidence"])) == json.dumps(KEYS)  # and in the same order
@@ -108,7 +109,7 @@ def test_the_json_of_the_diagnosis_evidence_keeps_its_keys(scheduler):
 def test_collect_on_an_empty_window_says_unknown_not_zero(send, beta):
     send(f.request(f.attempt()))
     other, _ = beta
-    ev = collect(other.id, SVC, f.BASE - DAY, f.BASE + DAY)  # bob sees none of alice's requests
+    ev = collect(Scope(other.id, SVC, f.BASE - DAY, f.BASE + DAY))  # bob sees none of alice's requests
     assert ev.requests == 0 and ev.gap_fraction.service is None and ev.success_rate is None
     assert ev.buckets.total.p50 is None and ev.churn.new_connections_per_success is None
     assert ev.decode.ms_per_output_token_p50 is None and ev.retries.rate is None
@@ -148,7 +149,7 @@ def _simulate(live_server, project, key, scenario):
     get_writer().flush(force=True)
     now = datetime.now(timezone.utc)  # the simulated time ended at (about) now
     materialize(project.id, now - timedelta(hours=1), now + timedelta(minutes=10))
-    return collect(project.id, SVC, now - timedelta(minutes=30), now + timedelta(minutes=10))
+    return collect(Scope(project.id, SVC, now - timedelta(minutes=30), now + timedelta(minutes=10)))
 
 
 @pytest.mark.slow

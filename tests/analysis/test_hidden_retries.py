@@ -12,6 +12,7 @@ from analysis.diagnosis.service import run_diagnosis
 from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.analysis import evidence_samples as samples
+from analysis.scope import Scope
 
 BLANK = {"p50": None, "p95": None, "p99": None, "mean": None, "count": 0}
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)
@@ -87,12 +88,12 @@ def _calls(alpha, ingest, service: str, with_http: bool) -> int:
 
 def test_client_spans_without_http_children_say_their_retries_are_not_visible(alpha, ingest):
     pid = _calls(alpha, ingest, "chat-app", with_http=False)
-    cov = coverage(pid, "chat-app", START, END)
+    cov = coverage(Scope(pid, "chat-app", START, END))
     [gap] = cov["signals"]["retries"]["unmeasured"]
     assert (gap["form"], gap["count"]) == ("genai", 40)
     assert gap["reason"].startswith("retries inside one client span are not visible")
     assert cov["buckets"]["t_retry"]["unmeasured"] == [gap] and hidden_retry_runs(cov) == 40
-    result = run_diagnosis(pid, "chat-app", START, END)
+    result = run_diagnosis(Scope(pid, "chat-app", START, END))
     assert result["verdict"] == "insufficient_data"  # no confident verdict on missing evidence
     assert result["evidence"]["retries"]["hidden_runs"] == 40
     # 4000 / 1500 -> 2.67
@@ -101,8 +102,8 @@ def test_client_spans_without_http_children_say_their_retries_are_not_visible(al
 
 def test_with_http_children_the_tries_are_seen_and_nothing_is_hidden(alpha, ingest):
     pid = _calls(alpha, ingest, "chat-httpx", with_http=True)
-    cov = coverage(pid, "chat-httpx", START, END)
+    cov = coverage(Scope(pid, "chat-httpx", START, END))
     assert cov["signals"]["retries"]["share"] == 1.0 and hidden_retry_runs(cov) == 0
-    result = run_diagnosis(pid, "chat-httpx", START, END)
+    result = run_diagnosis(Scope(pid, "chat-httpx", START, END))
     assert result["evidence"]["retries"]["hidden_runs"] == 0 and hidden(result) == []
     assert result["evidence"]["retries"]["rate"] == 0  # 40 runs of one try each, seen

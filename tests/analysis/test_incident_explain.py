@@ -21,6 +21,7 @@ from simulator.model import simulate
 from simulator.scenarios import PRESETS
 from tests import factories as f
 from tests.analysis import evidence_samples as ev
+from analysis.scope import Scope
 
 SVC = "llm-gateway"
 MIN = timedelta(minutes=1)
@@ -98,7 +99,7 @@ def test_steady_slow_decode_does_not_take_the_blame_for_a_network_incident(incid
     assert why.startswith("because network_overhead explains 100% of the increase over the baseline"), why
     assert "network share of t_first_token" in why and "vs baseline" in why, why
     # the plain diagnosis of the same window, against thresholds alone, blames the old slowness
-    assert run_diagnosis(alpha[0].id, SVC, *INCIDENT)["verdict"] == "decode_throughput"
+    assert run_diagnosis(Scope(alpha[0].id, SVC, *INCIDENT))["verdict"] == "decode_throughput"
 
 
 def test_two_causes_are_both_named_larger_first(incident):

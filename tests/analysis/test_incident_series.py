@@ -12,6 +12,7 @@ from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import detect
 from analysis.diagnosis.thresholds import DEFAULT as TH
 from tests.helpers import publish_buckets
+from analysis.scope import Scope
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 MINUTE = timedelta(minutes=1)
@@ -248,7 +249,7 @@ def test_the_series_counts_logical_attempts_and_leaves_unmeasured_buckets_unknow
     project, _ = alpha
     for _ in range(2):  # the same attempts materialized twice: FINAL reads each once
         rows(clickhouse, project.id, "svc", T0, 3)
-    series = incident_series(project.id, "svc", T0, T0 + 3 * MINUTE)
+    series = incident_series(Scope(project.id, "svc", T0, T0 + 3 * MINUTE))
     assert [(p["at"], p["attempts"]) for p in series] == [(T0 + i * MINUTE, 60) for i in range(3)]
     assert series[0]["t_queue"] == {"p50": None, "p95": None, "count": 0}
     assert 140 <= series[0]["t_first_token"]["p50"] <= 260 and series[0]["t_first_token"]["count"] == 60
@@ -301,15 +302,16 @@ def test_a_slow_minor_route_is_its_own_incident_and_a_service_wide_one_covers_it
              route="/summarize", tag="s")
     from analysis.reads.queries import incident_series, incident_series_slices
     window = (project.id, "svc", T0 + 30 * MINUTE, T0 + 60 * MINUTE)
-    together = incident_series_slices(*window, min_attempts=10, min_minutes=30, max_slices=8)
+    together = incident_series_slices(Scope(*window), min_attempts=10, min_minutes=30, max_slices=8)
     # one tenant and one instance: nothing to judge apart from the service
     assert sorted(together) == [("", ""), ("route", "/chat"), ("route", "/summarize")]
     for (dimension, value), series in together.items():  # one read of every slice's series: each read alone gives it
-        assert series == incident_series(*window, **({dimension: value} if dimension else {}))
-    assert sorted(incident_series_slices(*window, min_attempts=10, min_minutes=30, max_slices=1)) == [
+        assert series == incident_series(Scope(*window, **({dimension: value} if dimension in ("route", "tenant") else {})),
+                                         **({dimension: value} if dimension == "instance" else {}))
+    assert sorted(incident_series_slices(Scope(*window), min_attempts=10, min_minutes=30, max_slices=1)) == [
         ("", ""), ("route", "/chat")]  # the busiest
     # /summarize has no minute of 13 attempts: too quiet for a baseline; /chat is still one route of two
-    assert sorted(incident_series_slices(*window, min_attempts=13, min_minutes=30, max_slices=8)) == [
+    assert sorted(incident_series_slices(Scope(*window), min_attempts=13, min_minutes=30, max_slices=8)) == [
         ("", ""), ("route", "/chat")]
     out = detect_service(project.id, "svc", T0, T0 + 90 * MINUTE, T0 + 95 * MINUTE)
     [row] = Incident.objects.all()
@@ -346,9 +348,9 @@ def test_a_slow_minor_tenant_is_the_services_incident_with_the_tenant_first_in_s
     assert [i.id for i in incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="umbrella")] == [row.id]
     assert incidents_overlapping(project.id, "svc", T0, T0 + 90 * MINUTE, tenant="acme") == []
     from analysis.reads.queries import incident_series  # what the incident page draws an instance's incident on
-    assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-1") == incident_series(
-        project.id, "svc", T0, T0 + 9 * MINUTE) != []
-    assert incident_series(project.id, "svc", T0, T0 + 9 * MINUTE, instance="gw-9") == []
+    assert incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE),
+                           instance="gw-1") == incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE)) != []
+    assert incident_series(Scope(project.id, "svc", T0, T0 + 9 * MINUTE), instance="gw-9") == []
 
 
 def test_an_ongoing_incident_is_open_then_closed_keeping_its_id(clickhouse, alpha):

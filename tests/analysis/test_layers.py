@@ -9,6 +9,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from analysis.reads import layers
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from analysis.scope import Scope
 
 GATEWAY, ENGINE = "chat-gw", "llm-70b"
 WINDOW = (f.BASE - timedelta(minutes=5), f.BASE + timedelta(hours=1))
@@ -42,7 +43,7 @@ def test_the_buckets_between_the_layers(alpha, ingest):
     gw2, eng2 = request_path(f.BASE_NS + 120 * 10**9, via_http=True, call_ttft_s=0.8, engine_ttft_s=0.45)
     ingest(key, f.request(*gw, *gw2, service=GATEWAY), f.request(*eng, *eng2, service=ENGINE, instance="gpu-0"))
     materialize(project.id, *WINDOW)
-    found = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    found = layers.for_gateway(Scope(project.id, GATEWAY, *WINDOW))
     assert (found.attempts, found.linked, found.seen_at_one_layer) == (2, 2, 0)
     [edge] = found.engines
     assert (edge.gateway, edge.engine, edge.calls, edge.instances) == (GATEWAY, ENGINE, 2, 1)
@@ -53,7 +54,7 @@ def test_the_buckets_between_the_layers(alpha, ingest):
                                                                               pytest.approx(50 + 0.95 * 300)]
     assert b["t_network_total"]["p95"] == pytest.approx(60)
     # the engine side knows nothing of it: its own attempts are not calls
-    assert layers.for_gateway(project.id, ENGINE, *WINDOW).pooled is None
+    assert layers.for_gateway(Scope(project.id, ENGINE, *WINDOW)).pooled is None
     assert [(e.gateway, e.engine) for e in layers.edges(project.id, *WINDOW, service=ENGINE)] == [(GATEWAY, ENGINE)]
 
 
@@ -62,15 +63,15 @@ def test_a_layer_arriving_later_is_joined_when_it_arrives_and_one_layer_is_not_z
     gw, eng = request_path(f.BASE_NS + 60 * 10**9)
     ingest(key, f.request(*gw, service=GATEWAY))
     materialize(project.id, *WINDOW)
-    alone = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    alone = layers.for_gateway(Scope(project.id, GATEWAY, *WINDOW))
     assert (alone.attempts, alone.linked, alone.seen_at_one_layer, alone.pooled) == (1, 0, 1, None)
     assert alone.to_json()["buckets"]["t_network_ttft"] == {"p50": None, "p95": None, "count": 0}  # not 0
     ingest(key, f.request(*eng, service=ENGINE))
     materialize(project.id, *WINDOW)  # the engine's hour is dirty now; its recompute finds the call
-    joined = layers.for_gateway(project.id, GATEWAY, *WINDOW)
+    joined = layers.for_gateway(Scope(project.id, GATEWAY, *WINDOW))
     assert (joined.linked, joined.bucket("t_network_total")) == (1, pytest.approx(60))
     materialize(project.id, *WINDOW)  # recomputing keeps one link, not two
-    assert layers.for_gateway(project.id, GATEWAY, *WINDOW).engines[0].calls == 1
+    assert layers.for_gateway(Scope(project.id, GATEWAY, *WINDOW)).engines[0].calls == 1
 
 
 def test_without_a_server_span_t_gateway_is_not_measured(alpha, ingest):
@@ -80,7 +81,7 @@ def test_without_a_server_span_t_gateway_is_not_measured(alpha, ingest):
     call.ClearField("parent_span_id")
     ingest(key, f.request(call, service=GATEWAY), f.request(*eng, service=ENGINE))
     materialize(project.id, *WINDOW)
-    b = layers.for_gateway(project.id, GATEWAY, *WINDOW).pooled.buckets
+    b = layers.for_gateway(Scope(project.id, GATEWAY, *WINDOW)).pooled.buckets
     assert b["t_gateway"] == {"p50": None, "p95": None, "count": 0} and b["t_network_ttft"]["count"] == 1
 
 
@@ -98,7 +99,7 @@ def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, in
         engine += eng
     ingest(key, f.request(*gateway, service=GATEWAY), f.request(*engine, service=ENGINE))
     materialize(project.id, *WINDOW)
-    result = run_diagnosis(project.id, GATEWAY, *WINDOW)
+    result = run_diagnosis(Scope(project.id, GATEWAY, *WINDOW))
     assert result["verdict"] == "queue_backlog", [(s["node"], s["answer"]) for s in result["path"]]
     assert result["engine_cause"]["service"] == ENGINE
     assert result["engine_cause"]["evidence"].startswith("t_queue p95 2.5 s is above 1 s")
@@ -108,7 +109,7 @@ def test_a_gateways_unexplained_ttft_is_named_by_the_engines_own_cause(alpha, in
     assert layers_seen["linked"] == 40 and layers_seen["t_network_ttft_p95"] == pytest.approx(50)
     assert result["layers"] == {"role": "gateway", "calls": [ENGINE], "called_by": []}
     # the engine's own diagnosis is as it was, and knows who calls it
-    engine_side = run_diagnosis(project.id, ENGINE, *WINDOW)
+    engine_side = run_diagnosis(Scope(project.id, ENGINE, *WINDOW))
     assert engine_side["verdict"] == "queue_backlog"
     assert engine_side["layers"] == {"role": "engine", "calls": [], "called_by": [GATEWAY]}
 
@@ -153,8 +154,8 @@ def test_a_slow_first_token_the_healthy_engine_did_not_spend_is_the_network_betw
         engine += eng
     ingest(key, f.request(*gateway, service=GATEWAY), f.request(*engine, service=ENGINE))
     materialize(project.id, *WINDOW)
-    result = run_diagnosis(project.id, GATEWAY, *WINDOW)
-    assert run_diagnosis(project.id, ENGINE, *WINDOW)["verdict"] in ("healthy", "insufficient_data")
+    result = run_diagnosis(Scope(project.id, GATEWAY, *WINDOW))
+    assert run_diagnosis(Scope(project.id, ENGINE, *WINDOW))["verdict"] in ("healthy", "insufficient_data")
     assert result["verdict"] == "network_overhead", [(s["node"], s["value"], s["answer"]) for s in result["path"]]
     assert "the time between the layers is 44% of the calls' TTFT p95 (350 ms)" in result["recommendations"][0]["why"]
 

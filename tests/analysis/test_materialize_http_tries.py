@@ -9,6 +9,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from analysis.scope import Scope
 
 ERROR = f.Status.STATUS_CODE_ERROR
 CLIENT = Span.SPAN_KIND_CLIENT
@@ -83,7 +84,7 @@ def test_the_retry_statistics_count_the_failed_tries(alpha, ingest, buckets):
     rows = _rows(buckets, project.id)
     assert sorted((r["attempt"], r["retry_cause"]) for r in rows if r["status"] == "error") == [
         (1, "rate_limited"), (2, "connection_error")]
-    summary = queries.retry_summary(project.id, "chat-app", f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2))
+    summary = queries.retry_summary(Scope(project.id, "chat-app", f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=2)))
     # 4 runs, all known; 6 attempts, 2 failed; extra attempts 0 + 0 + 0 + 2
     assert (summary["runs"], summary["known_runs"], summary["attempts"], summary["failed_attempts"],
             summary["extra_attempts"], summary["runs_with_retries"]) == (4, 4, 6, 2, 2, 1)

@@ -9,6 +9,7 @@ from analysis.rollups.materialize import materialize
 from ingest import metrics
 from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 # noisy_tenant is not a verdict code: its queue is a backlog, and the tenant shows up as a finding; steady_slow
@@ -26,7 +27,7 @@ def test_preset_is_diagnosed_as_its_cause(preset, live_server, clickhouse, alpha
     now = datetime.now(timezone.utc)
     start, end = now - timedelta(minutes=25), now + timedelta(minutes=5)
     materialize(project.id, start - timedelta(hours=1), end)
-    result = run_diagnosis(project.id, "llm-gateway", start, end)
+    result = run_diagnosis(Scope(project.id, "llm-gateway", start, end))
     path = [(step["node"], step["value"], step["answer"]) for step in result["path"]]
     assert result["verdict"] == EXPECTED[preset], path
     if preset == "noisy_tenant":

@@ -12,6 +12,7 @@ from analysis.reads import engine_series
 from analysis.reads import queries
 from ingest import metrics
 from tests.simulated import send_simulated
+from analysis.scope import Scope
 
 
 def _gauges(service, instance, samples, t0_ns):
@@ -35,7 +36,8 @@ def test_gap_fraction_from_hand_built_gauges(clickhouse, alpha):
     metrics.spool_metrics(project.id, request.SerializeToString())
     metrics.get_writer().flush(force=True)
     start = datetime.fromtimestamp(t0 / 1e9, timezone.utc) - timedelta(minutes=1)
-    result = engine_series.scheduler_from_metrics(project.id, "vllm", start, start + timedelta(hours=1), caps={"a": 8})
+    result = engine_series.scheduler_from_metrics(Scope(project.id, "vllm", start, start + timedelta(hours=1)),
+                                                  caps={"a": 8})
     assert result["instances"]["a"]["gap_fraction"] == 0.75 and result["instances"]["a"]["cap_source"] == "traces"
     assert result["instances"]["b"]["gap_fraction"] == 0.0 and result["instances"]["b"]["cap"] == 4
     assert result["service"] == 3 / 6 and result["interval_s"] == 10.0
@@ -45,7 +47,7 @@ def test_gap_fraction_from_hand_built_gauges(clickhouse, alpha):
 def test_no_gauges_is_unknown_not_zero(clickhouse, alpha):
     project, _ = alpha
     now = datetime.now(timezone.utc)
-    result = engine_series.scheduler_from_metrics(project.id, "vllm", now - timedelta(hours=1), now)
+    result = engine_series.scheduler_from_metrics(Scope(project.id, "vllm", now - timedelta(hours=1), now))
     assert result == {"service": None, "instances": {}, "interval_s": None}
 
 
@@ -55,12 +57,12 @@ def test_metrics_and_traces_agree_on_simulated_traffic(preset, clickhouse, alpha
     project, key = alpha
     sent = send_simulated(project, key, base=preset, duration="20m", seed=4, metrics=True)
     start, end = sent.start, sent.end + timedelta(minutes=1)
-    sweep = queries.scheduler_sweep(project.id, sent.service, start, end, bucket_ms=60_000)["instances"]
+    sweep = queries.scheduler_sweep(Scope(project.id, sent.service, start, end), bucket_ms=60_000)["instances"]
     backlog = sum(r["backlog_ms"] for r in sweep)
     traced_gap = sum(r["gap_ms"] for r in sweep) / backlog
     traced_queue = sum(r["queue_ms"] for r in sweep) / sum(r["covered_ms"] for r in sweep)
     caps = {r["instance"]: r["cap"] for r in sweep if r["cap"] is not None}
-    sampled = engine_series.scheduler_from_metrics(project.id, sent.service, start, end, caps)
+    sampled = engine_series.scheduler_from_metrics(Scope(project.id, sent.service, start, end), caps)
     sampled_queue = sum(i["queue_depth_mean"] * i["samples"] for i in sampled["instances"].values()) / sum(
         i["samples"] for i in sampled["instances"].values())
     # sampled every 10 s over 20 minutes: within 0.2 of the exact gap_fraction, queue depth within 30 %

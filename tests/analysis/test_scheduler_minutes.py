@@ -16,6 +16,7 @@ from analysis.reads import queries
 from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
 from tests.helpers import publish_buckets
+from analysis.scope import Scope
 
 H0 = datetime(2026, 3, 2, 8)
 SVC = "svc"
@@ -98,7 +99,7 @@ def test_stored_minutes_equal_the_sweep(traffic, clickhouse, seed, start, end, b
     pid = traffic(seed)
     cut = aggregates.split(pid, start, end)
     assert (cut.core_start < cut.core_end) == core
-    ours = queries.scheduler_sweep(pid, SVC, start, end, bucket_ms)
+    ours = queries.scheduler_sweep(Scope(pid, SVC, start, end), bucket_ms)
     theirs = reference(clickhouse, pid, start, end, bucket_ms, queries.UINT32_MAX)
     epoch = datetime(1970, 1, 1)
     got = keyed([{**r, "ms": (utc_naive(r["bucket_start"]) - epoch).total_seconds() * 1000} for r in ours["instances"]],
@@ -113,7 +114,7 @@ def test_stored_minutes_equal_the_sweep(traffic, clickhouse, seed, start, end, b
 def test_pooled_rows_equal_the_sweep(traffic, clickhouse):
     pid = traffic(3)
     start, end = H0 + timedelta(minutes=10), H0 + timedelta(hours=4)
-    ours = queries.scheduler_sweep(pid, SVC, start, end, 600_000, limit=1)
+    ours = queries.scheduler_sweep(Scope(pid, SVC, start, end), 600_000, limit=1)
     theirs = reference(clickhouse, pid, start, end, 600_000, 1)
     others = [r for r in ours["instances"] if r["others"] is not None]
     assert others and others[0]["others"] == 2
@@ -130,11 +131,11 @@ def test_pooled_rows_equal_the_sweep(traffic, clickhouse):
 def test_a_reaggregated_hour_leaves_no_stale_rows(traffic, clickhouse):
     pid = traffic(5)
     start, end = H0, H0 + timedelta(hours=4)
-    before = queries.scheduler_sweep(pid, SVC, start, end, 3_600_000)
+    before = queries.scheduler_sweep(Scope(pid, SVC, start, end), 3_600_000)
     # every attempt of instance i0 leaves; its hours are aggregated anew and i0 must be gone, not left over
     clickhouse.command("ALTER TABLE request_buckets DELETE WHERE instance = 'i0' SETTINGS mutations_sync = 1")
     aggregates.refresh(pid, start, end)
-    after = queries.scheduler_sweep(pid, SVC, start, end, 3_600_000)
+    after = queries.scheduler_sweep(Scope(pid, SVC, start, end), 3_600_000)
     assert "i0" in {r["instance"] for r in before["instances"]}
     assert "i0" not in {r["instance"] for r in after["instances"]}
 
@@ -152,13 +153,13 @@ def test_sweeps_of_several_services_in_one_read_equal_each_read_alone(traffic, c
     services = [SVC, "svc-b", "svc-c"]
     for start, end, bucket_ms, _ in WINDOWS[1:4]:
         for limit in (None, 1):
-            alone = {s: queries.scheduler_sweep(pid, s, start, end, bucket_ms, limit) for s in services}
-            assert queries.scheduler_sweeps(pid, services, start, end, bucket_ms, limit) == alone
+            alone = {s: queries.scheduler_sweep(Scope(pid, s, start, end), bucket_ms, limit) for s in services}
+            assert queries.scheduler_sweeps(Scope(pid, "", start, end), services, bucket_ms, limit) == alone
             assert alone[SVC] != alone["svc-b"] and all(alone[s]["instances"] for s in services)
-            assert queries.scheduler_sweeps(pid, ["svc-c", "none"], start, end, bucket_ms, limit) == {
+            assert queries.scheduler_sweeps(Scope(pid, "", start, end), ["svc-c", "none"], bucket_ms, limit) == {
                 "svc-c": alone["svc-c"], "none": {"instances": [], "tenants": []}}
-    pooled = queries.scheduler_sweep(pid, "", *WINDOWS[1][:3])
-    every = [queries.scheduler_sweep(pid, s, *WINDOWS[1][:3]) for s in services]
+    pooled = queries.scheduler_sweep(Scope(pid, "", *WINDOWS[1][:2]), WINDOWS[1][2])
+    every = [queries.scheduler_sweep(Scope(pid, s, *WINDOWS[1][:2]), WINDOWS[1][2]) for s in services]
     assert sum(t["attempts"] for t in pooled["tenants"]) == sum(t["attempts"] for one in every for t in one["tenants"])
     assert sum(r["backlog_ms"] for r in pooled["instances"]) == pytest.approx(
         sum(r["backlog_ms"] for one in every for r in one["instances"]))

@@ -15,6 +15,8 @@ from analysis.reads import queries
 from analysis.evidence_types import OTHERS
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated
+from analysis import scope as scope_
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +24,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(autouse=True)
 def sketch_small_services(monkeypatch):
     """The presets send thousands of attempts, not the SKETCH_MIN_ATTEMPTS a real service needs to be sketched."""
-    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 1000)
+    monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 1000)
 TOLERANCE = 0.01
 MIN_COUNT = 2000
 
@@ -31,7 +33,7 @@ def long_window(project, sent):
     """A window past SKETCH_AFTER around the traffic, with an aggregated core and cut edges."""
     # the traffic's hours whole inside the core, whatever the minute the test runs at
     end = utc_naive(sent.end).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1, minutes=7)
-    start = end - queries.SKETCH_AFTER - timedelta(minutes=13)
+    start = end - scope_.SKETCH_AFTER - timedelta(minutes=13)
     aggregates.refresh(project.id, start, end)
     cut = aggregates.split(project.id, start, end)
     assert cut.core_start < cut.core_end and cut.start < cut.core_start
@@ -40,7 +42,7 @@ def long_window(project, sent):
 
 def exact(name, project, sent, start, end, **more):
     from store import client
-    return client.query(queries._sql(name), parameters=queries._params(project.id, sent.service, start, end, **more))
+    return client.query(queries._sql(name), parameters=Scope(project.id, sent.service, start, end).params(**more))
 
 
 # decode_throughput sends fewer, longer requests: it needs longer to reach MIN_COUNT
@@ -50,8 +52,8 @@ def test_sketched_distributions_stay_within_one_percent(preset, duration, clickh
     project, key = alpha
     sent = send_simulated(project, key, base=preset, duration=duration, seed=11)
     start, end = long_window(project, sent)
-    assert queries._sketched("bucket_distribution", project.id, sent.service, start, end, "", "")[0].endswith("_sketch")
-    ours = queries.bucket_distribution(project.id, sent.service, start, end)
+    assert Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0].endswith("_sketch")
+    ours = queries.bucket_distribution(Scope(project.id, sent.service, start, end))
     [theirs] = exact("bucket_distribution", project, sent, start, end)
     assert ours["requests"] == theirs["requests"] > 1000
     compared = 0
@@ -73,7 +75,7 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
     project, key = alpha
     sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=12)
     start, end = long_window(project, sent)
-    ours = queries.incident_series(project.id, sent.service, start, end)
+    ours = queries.incident_series(Scope(project.id, sent.service, start, end))
     theirs = exact("incident_series", project, sent, start, end, instance="")
     assert len(ours) == len(theirs) > 15
     assert [(p["at"], p["attempts"], p["errors"]) for p in ours] == [
@@ -90,26 +92,26 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
     for point in full:
         low, high = bracket[utc_naive(point["at"])]
         assert low * 0.998 <= point["ttft"]["p95"] <= high * 1.002, point["at"]
-    series = queries.overview_series(project.id, sent.service, start, end, 600_000)
+    series = queries.overview_series(Scope(project.id, sent.service, start, end), 600_000)
     assert sum(p["requests"] for p in series) == sum(r["attempts"] for r in theirs)
     assert sum(p["errors"] for p in series) == sum(r["errors"] for r in theirs)
 
 
 def test_a_small_service_is_read_exactly(clickhouse, alpha, monkeypatch):
-    monkeypatch.setattr(queries, "SKETCH_MIN_ATTEMPTS", 50_000)
+    monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 50_000)
     project, key = alpha
     sent = send_simulated(project, key, base="healthy", duration="10m", seed=17)
     start, end = long_window(project, sent)
     [theirs] = exact("bucket_distribution", project, sent, start, end)
-    assert queries.bucket_distribution(project.id, sent.service, start, end)["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
+    assert queries.bucket_distribution(Scope(project.id, sent.service, start, end))["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
 
 
 def test_a_tenant_filter_reads_every_attempt(clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base="noisy_tenant", duration="10m", seed=13)
     start, end = long_window(project, sent)
-    tenant = queries.tenant_tails(project.id, sent.service, start, end)[0]["tenant"]
-    ours = queries.bucket_distribution(project.id, sent.service, start, end, tenant=tenant)
+    tenant = queries.tenant_tails(Scope(project.id, sent.service, start, end))[0]["tenant"]
+    ours = queries.bucket_distribution(Scope(project.id, sent.service, start, end, tenant=tenant))
     [theirs] = exact("bucket_distribution", project, sent, start, end, tenant=tenant)
     assert ours["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]  # exact, not sketched
 
@@ -119,7 +121,7 @@ def test_incident_detection_reads_exact_series(clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base="queue_backlog", duration="10m", seed=14)
     start, end = long_window(project, sent)
-    ours = queries.incident_series(project.id, sent.service, start, end, exact=True)
+    ours = queries.incident_series(Scope(project.id, sent.service, start, end), exact=True)
     theirs = exact("incident_series", project, sent, start, end, instance="")
     assert [p["ttft"]["p95"] for p in ours] == [r["ttft_q"][1] if r["ttft_count"] else None for r in theirs]
 
@@ -135,7 +137,7 @@ def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(by_route, clickh
     route = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32}",
                               parameters={"p": project.id})[0][0] if by_route else ""
     args = dict(limit=1, keep=["tenant-x"], min_count=20, ttft_p95_ms=None, total_p95_ms=None)
-    ours = queries.tenant_tails_top(project.id, sent.service, start, end, route=route, **args)
+    ours = queries.tenant_tails_top(Scope(project.id, sent.service, start, end, route=route), **args)
     theirs = exact("tenant_tails_top", project, sent, start, end, limit=1, keep=["tenant-x"], min_count=20,
                    ttft_p95_ms=float("inf"), total_p95_ms=float("inf"), route=route)
     assert [(r["tenant"] if r["others"] is None else None, r["requests"], r["others"]) for r in ours] == [
@@ -156,7 +158,7 @@ def test_sketched_routes_keep_their_counts(clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base="healthy", duration="10m", seed=16)
     start, end = long_window(project, sent)
-    ours = queries.bucket_distribution_top_values(project.id, sent.service, start, end, "route", 1)
+    ours = queries.bucket_distribution_top_values(Scope(project.id, sent.service, start, end), "route", 1)
     theirs = exact("bucket_distribution_top_values", project, sent, start, end, dimension="route", limit=1)
     assert [(r["value"], r["requests"], r["others"], r["buckets"]["total"]["count"]) for r in ours] == [
         (r["value"] if r["is_top"] else OTHERS, r["requests"], None if r["is_top"] else r["folded"], r["total_count"])
@@ -169,12 +171,12 @@ def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
     sent = send_simulated(project, key, base="healthy", duration="10m", seed=18)
     start, end = long_window(project, sent)
     def chosen():
-        return queries._sketched("bucket_distribution", project.id, sent.service, start, end, "", "")[0]
+        return Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0]
     assert chosen() == "bucket_distribution_sketch"
     clickhouse.command("ALTER TABLE bucket_hours DELETE WHERE 1 SETTINGS mutations_sync = 1")  # as past the 1000th
     assert chosen() == "bucket_distribution"
     [theirs] = exact("bucket_distribution", project, sent, start, end)
-    assert queries.bucket_distribution(project.id, sent.service, start, end)["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
+    assert queries.bucket_distribution(Scope(project.id, sent.service, start, end))["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
 
 
 @pytest.mark.parametrize("preset,seed", [("queue_backlog", 16), ("retry_amplification", 18)])
@@ -183,8 +185,8 @@ def test_sketched_request_shares_keep_counts_and_stay_within_one_percent(preset,
     project, key = alpha
     sent = send_simulated(project, key, base=preset, duration="20m", seed=seed)
     start, end = long_window(project, sent)
-    assert queries._sketched("request_shares", project.id, sent.service, start, end, "", "")[0] == "request_shares_sketch"
-    ours = queries.request_shares(project.id, sent.service, start, end)
+    assert Scope(project.id, sent.service, start, end).sketched("request_shares")[0] == "request_shares_sketch"
+    ours = queries.request_shares(Scope(project.id, sent.service, start, end))
     [theirs] = exact("request_shares", project, sent, start, end)
     assert set(ours) == set(theirs)
     compared = 0
@@ -207,9 +209,9 @@ def test_sketched_segments_keep_counts_and_stay_within_one_percent(preset, seed,
     sent = send_simulated(project, key, base=preset, duration="30m", seed=seed)
     start, end = long_window(project, sent)
     edges = list(settings.ANALYSIS_SEGMENT_EDGES)
-    assert queries._sketched("bucket_distribution_by_segment", project.id, sent.service, start, end, "", "",
-                             cover="segmented", edges=edges)[0] == "bucket_distribution_by_segment_sketch"
-    ours = queries.bucket_distribution_by_segment(project.id, sent.service, start, end, edges)
+    assert Scope(project.id, sent.service, start, end).sketched(
+        "bucket_distribution_by_segment", cover="segmented", edges=edges)[0] == "bucket_distribution_by_segment_sketch"
+    ours = queries.bucket_distribution_by_segment(Scope(project.id, sent.service, start, end), edges)
     theirs = exact("bucket_distribution_by_segment", project, sent, start, end, edges=edges)
     labels = queries.segment_labels(edges)
     assert [r["segment"] for r in ours] == [labels[t["segment"]] if t["segment"] >= 0 else "unknown" for t in theirs]
@@ -238,14 +240,14 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
     configured = list(settings.ANALYSIS_SEGMENT_EDGES)
 
     def chosen(edges):
-        return queries._sketched("bucket_distribution_by_segment", project.id, sent.service, start, end, "", "",
-                                 sketchable=edges == list(settings.ANALYSIS_SEGMENT_EDGES), cover="segmented",
-                                 edges=edges)[0]
+        return Scope(project.id, sent.service, start, end).sketched(
+            "bucket_distribution_by_segment", sketchable=edges == list(settings.ANALYSIS_SEGMENT_EDGES), cover="segmented",
+            edges=edges)[0]
     assert chosen(configured) == "bucket_distribution_by_segment_sketch"
     assert chosen([500, 2000]) == "bucket_distribution_by_segment"
     settings.ANALYSIS_SEGMENT_EDGES = (500, 2000)  # changed after the hours were aggregated
     assert chosen([500, 2000]) == "bucket_distribution_by_segment"
-    ours = queries.bucket_distribution_by_segment(project.id, sent.service, start, end, [500, 2000])
+    ours = queries.bucket_distribution_by_segment(Scope(project.id, sent.service, start, end), [500, 2000])
     theirs = exact("bucket_distribution_by_segment", project, sent, start, end, edges=[500, 2000])
     assert [r["buckets"]["ttft"]["p95"] for r in ours] == [t["ttft_q"][1] for t in theirs]
     aggregates.refresh(project.id, start, end)  # aggregated again at the new edges
@@ -258,10 +260,9 @@ def test_sketched_neighbours_queue_keeps_counts_and_stays_within_one_percent(cli
     project, key = alpha
     sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=24)
     start, end = long_window(project, sent)
-    tenants = [r["tenant"] for r in queries.tenant_tails(project.id, sent.service, start, end)][:3] + ["nobody"]
-    assert queries._sketched("others_t_queue", project.id, sent.service, start, end, "", "",
-                             tenants=tenants)[0] == "others_t_queue_sketch"
-    ours = queries.others_t_queue(project.id, sent.service, start, end, tenants)
+    tenants = [r["tenant"] for r in queries.tenant_tails(Scope(project.id, sent.service, start, end))][:3] + ["nobody"]
+    assert Scope(project.id, sent.service, start, end).sketched("others_t_queue", tenants=tenants)[0] == "others_t_queue_sketch"
+    ours = queries.others_t_queue(Scope(project.id, sent.service, start, end), tenants)
     theirs = {r["tenant"]: r for r in exact("others_t_queue", project, sent, start, end, tenants=tenants)}
     assert list(ours) == tenants and len(theirs) == 4
     for tenant in tenants:
@@ -284,18 +285,18 @@ def test_the_overview_series_of_every_route_merges_five_minute_rows_to_the_same_
     if route:  # one of the simulated routes
         [(route,)] = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32} AND route != ''",
                                        parameters={"p": project.id})
-    name, params = queries._sketched("overview_series", project.id, sent.service, start, end, route, "",
-                                     width_ms=width_ms, five=int(width_ms % 300_000 == 0))
+    name, params = Scope(project.id, sent.service, start, end, route).sketched(
+        "overview_series", width_ms=width_ms, five=int(width_ms % 300_000 == 0))
     assert name == "overview_series_sketch"
     from_minutes = client.query(queries._sql(name), parameters={**params, "five": 0})
-    ours = queries.overview_series(project.id, sent.service, start, end, width_ms, route=route)
+    ours = queries.overview_series(Scope(project.id, sent.service, start, end, route=route), width_ms)
     assert len(ours) == len(from_minutes) >= 2 and sum(p["requests"] for p in ours) > 1000
     for point, row in zip(ours, from_minutes):
         assert point["requests"] == row["requests"] and point["errors"] == row["errors"]
         assert [point["ttft"][k] for k in ("p50", "p95", "p99")] == pytest.approx(list(row["ttft_q"]), rel=1e-12)
         assert [point["total"][k] for k in ("p50", "p95", "p99")] == pytest.approx(list(row["total_q"]), rel=1e-12)
     client.command("TRUNCATE TABLE overview_five_minutes")
-    emptied = queries.overview_series(project.id, sent.service, start, end, width_ms, route=route)
+    emptied = queries.overview_series(Scope(project.id, sent.service, start, end, route=route), width_ms)
     assert (emptied != ours) == (not route and width_ms % 300_000 == 0)  # only then are the rows read
     client.command((Path(__file__).parents[2] / "store/migrations/0042_fill_overview_five_minutes.sql").read_text())
-    assert queries.overview_series(project.id, sent.service, start, end, width_ms, route=route) == ours
+    assert queries.overview_series(Scope(project.id, sent.service, start, end, route=route), width_ms) == ours

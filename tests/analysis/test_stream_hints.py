@@ -10,6 +10,7 @@ from analysis.reads.coverage import coverage
 from analysis.diagnosis.service import run_diagnosis
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from analysis.scope import Scope
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)
 
@@ -27,7 +28,7 @@ def test_a_span_that_says_it_streamed_is_not_told_to_stream(alpha, ingest):
     project, key = alpha
     ingest(key, f.request(*[_litellm_v1(i) for i in range(40)], service="litellm-proxy"))
     materialize(project.pk, START - timedelta(hours=1), END + timedelta(hours=1))
-    cov = coverage(project.pk, "litellm-proxy", START, END)
+    cov = coverage(Scope(project.pk, "litellm-proxy", START, END))
     [ttft_gap] = cov["buckets"]["ttft"]["unmeasured"]
     [stream_gap] = cov["buckets"]["t_stream"]["unmeasured"]
     assert (ttft_gap["form"], ttft_gap["count"]) == ("openllmetry", 40)
@@ -35,7 +36,7 @@ def test_a_span_that_says_it_streamed_is_not_told_to_stream(alpha, ingest):
         assert "a streamed one whose instrumentation records no chunks" in gap["reason"]
         assert "`LITELLM_OTEL_V2=true` records `gen_ai.response.time_to_first_chunk`" in gap["reason"]
         assert "non-streaming call?" not in gap["reason"]
-    result = run_diagnosis(project.pk, "litellm-proxy", START, END)
+    result = run_diagnosis(Scope(project.pk, "litellm-proxy", START, END))
     assert result["verdict"] == "insufficient_data"
     texts = [r["text"] for r in result["recommendations"]]
     # no fix asks to stream (what the span says it did); "Stream time is not measured" says what is missing
@@ -52,7 +53,7 @@ def test_a_genai_span_without_a_first_chunk_names_the_instrumentations_that_reco
                                                             "gen_ai.request.model": "local-gpt"}) for i in range(3)]
     ingest(key, f.request(*calls, service="openai-v2-app"))
     materialize(project.pk, START - timedelta(hours=1), END + timedelta(hours=1))
-    [gap] = coverage(project.pk, "openai-v2-app", START, END)["buckets"]["ttft"]["unmeasured"]
+    [gap] = coverage(Scope(project.pk, "openai-v2-app", START, END))["buckets"]["ttft"]["unmeasured"]
     assert gap["form"] == "genai" and gap["reason"].startswith(
         "no `gen_ai.response.time_to_first_chunk` and no `first_token` event: a call that did not stream, or an "
         "instrumentation that records neither")

@@ -16,6 +16,7 @@ from budgets.stages import STAGES
 from latency_obs.celery import app
 from tests import factories as f
 from tests.helpers import Ticks
+from analysis.scope import Scope
 
 SVC = "llm-gateway"
 START, END = f.BASE, f.BASE + timedelta(days=1)
@@ -54,7 +55,7 @@ def _by_stage(violations):
 def test_stage_percentiles_are_exact(alpha, send):
     project, key = alpha
     send(project, key, _request())
-    m = stage_percentiles(project.pk, SVC, START, END, 95)
+    m = stage_percentiles(Scope(project.pk, SVC, START, END), 95)
     assert m["requests"] == 5
     assert m["model"] == {"value": pytest.approx(2160), "count": 5}
     assert m["total"] == {"value": pytest.approx(2195), "count": 5}
@@ -65,9 +66,9 @@ def test_stage_percentiles_are_exact(alpha, send):
     assert m["retrieval"] == {"value": None, "count": 0}
     assert m["queue"]["value"] == pytest.approx(20) and m["ttft"]["value"] == pytest.approx(320)
     assert set(STAGES) <= set(m)
-    assert stage_percentiles(project.pk, SVC, START, END, 50)["model"]["value"] == pytest.approx(1500)
+    assert stage_percentiles(Scope(project.pk, SVC, START, END), 50)["model"]["value"] == pytest.approx(1500)
     with pytest.raises(ValueError):
-        stage_percentiles(project.pk, SVC, START, END, 97)
+        stage_percentiles(Scope(project.pk, SVC, START, END), 97)
 
 
 def test_evaluate_records_overspent_stages_with_exact_over_ms(alpha, send):
@@ -129,8 +130,9 @@ def test_route_filter(alpha, send):
     # /fast: total 20 + 100 + 500 + 15 = 635 each
     assert _by_stage(evaluate(slow, START, END, min_requests=1)) == {"total": (2195, 1195, 5)}
     assert evaluate(quick, START, END, min_requests=1) == []
-    assert stage_percentiles(project.pk, SVC, START, END, 95, route="/fast")["total"] == {"value": 635, "count": 3}
-    assert stage_percentiles(project.pk, SVC, START, END, 95)["requests"] == 8
+    assert stage_percentiles(Scope(project.pk, SVC, START, END, route="/fast"),
+                             95)["total"] == {"value": 635, "count": 3}
+    assert stage_percentiles(Scope(project.pk, SVC, START, END), 95)["requests"] == 8
 
 
 def test_another_projects_data_never_counts(alpha, beta, send):
@@ -140,7 +142,7 @@ def test_another_projects_data_never_counts(alpha, beta, send):
     budget = Budget.objects.create(project=project, service=SVC, total_ms=1000)
     StageTarget.objects.create(budget=budget, stage="network", target_ms=1)
     assert evaluate(budget, START, END, min_requests=1) == []  # total 835; alice has no network spans
-    assert stage_percentiles(project.pk, SVC, START, END)["requests"] == 3
+    assert stage_percentiles(Scope(project.pk, SVC, START, END))["requests"] == 3
     assert evaluate_active(START, END, min_requests=1) == {"budgets": 1, "violations": 0, "deferred": 0, "errors": 0}
 
 

@@ -23,6 +23,7 @@ from tests.clients.engine_server import EngineServer, LatencyPipe
 from tests.clients.openai_server import Timing
 from tests.clients.tools import ROOT, _wait_up, clean_env, free_port, settle
 from tests.clients.venvs import client_python
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 APP, GATEWAY, ENGINE = "chat-app", "chat-gateway", "chat-engine"
@@ -81,7 +82,7 @@ def test_the_buckets_between_real_layers_equal_the_injected_delays(transactional
         settle(project.id, service)
     end = datetime.now(timezone.utc) + timedelta(minutes=1)
     materialize(project.id, began - timedelta(hours=1), end + timedelta(hours=1))
-    found = layers.for_gateway(project.id, GATEWAY, began - timedelta(minutes=1), end)
+    found = layers.for_gateway(Scope(project.id, GATEWAY, began - timedelta(minutes=1), end))
     # every call of the gateway is linked to the engine's request it made, through httpx's span between them
     assert (found.linked, found.seen_at_one_layer, [e.engine for e in found.engines]) == (CALLS, 0, [ENGINE])
     measured = {name: found.bucket(name, "p50") for name in layers.BUCKETS}
@@ -125,9 +126,9 @@ def test_litellms_proxy_forwards_its_callers_traceparent_so_the_engine_is_linked
     end = datetime.now(timezone.utc) + timedelta(minutes=1)
     materialize(project.id, began - timedelta(hours=1), end + timedelta(hours=1))
     window = (began - timedelta(minutes=1), end)
-    proxied = layers.for_gateway(project.id, proxy_service, *window)
+    proxied = layers.for_gateway(Scope(project.id, proxy_service, *window))
     assert (proxied.attempts, proxied.linked, proxied.seen_at_one_layer) == (calls, 0, calls)
-    caller = layers.for_gateway(project.id, APP, *window)
+    caller = layers.for_gateway(Scope(project.id, APP, *window))
     assert (caller.linked, [e.engine for e in caller.engines]) == (calls, [ENGINE])
     # the caller's gap holds the path's 600 ms and the proxy's own time on the way (auth, routing, its relay)
     assert caller.bucket("t_network_ttft", "p50") > OUT_MS + BACK_MS

@@ -9,6 +9,7 @@ from analysis.work.jobs import diagnose_window
 from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def test_the_path_taken_is_highlighted_up_to_the_verdict(ann_client, backlog):
     response = ann_client.get("/diagnosis/", {"project": "alpha", "service": "slow-svc", **WINDOW})
     assert response.status_code == 200
     body = response.content.decode()
-    expected = run_diagnosis(backlog.pk, "slow-svc", START, END)
+    expected = run_diagnosis(Scope(backlog.pk, "slow-svc", START, END))
     assert expected["verdict"] == "queue_backlog"
     nodes, verdicts = on_path(body)
     assert nodes == [step["node"] for step in expected["path"]] == ["queue_p95", "idle_slots", "retry_rate_backlog"]

@@ -10,6 +10,7 @@ from analysis.rollups import freshness
 
 from analysis.reads import lookups
 from tests import factories as f
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 SVC = "alpha-svc"
@@ -86,7 +87,7 @@ def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(me
     left = freshness.refresh(alpha.pk, *window)
     assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not waited for, and nothing read now is cached
     assert freshness.idle(60)  # the background run ends
-    assert lookups.services(alpha.pk, *window) == [{"service": SVC, "requests": 5}]
+    assert lookups.services(Scope(alpha.pk, "", *window)) == [{"service": SVC, "requests": 5}]
     again = freshness.refresh(alpha.pk, *window)
     assert again.left == 0 and again.stamp  # current again (the run took under REST_FLOOR): kept again
 

@@ -9,6 +9,7 @@ from analysis.rollups.materialize import materialize
 from reports.build import service_review
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 SVC = "alpha-svc"
@@ -38,8 +39,8 @@ def sent_twice(members, ingest, clickhouse):
 
 def test_the_pickers_count_each_attempt_once(sent_twice):
     alpha, _ = sent_twice
-    assert lookups.service_choices(alpha.pk, START, END).values == [{"value": SVC, "requests": ATTEMPTS}]
-    routes = lookups.route_choices(alpha.pk, SVC, START, END).values
+    assert lookups.service_choices(Scope(alpha.pk, "", START, END)).values == [{"value": SVC, "requests": ATTEMPTS}]
+    routes = lookups.route_choices(Scope(alpha.pk, SVC, START, END)).values
     assert routes == [{"value": "/a", "requests": ATTEMPTS // 2}, {"value": "/b", "requests": ATTEMPTS // 2}]
 
 

@@ -126,7 +126,7 @@ def test_a_read_ahead_is_read_again_for_filters_the_view_changed(traffic, monkey
     from dashboard.access import Page, read_ahead
     calls = []
     real = lookups.route_choices
-    monkeypatch.setattr(lookups, "route_choices", lambda *args, **kwargs: calls.append(args[1]) or real(*args, **kwargs))
+    monkeypatch.setattr(lookups, "route_choices", lambda *args, **kwargs: calls.append(args[0].service) or real(*args, **kwargs))
     request = RequestFactory().get("/", WINDOW)
 
     def page(service):

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from analysis.rollups.materialize import materialize
-from dashboard import scheduling
+from analysis.panels import scheduler as scheduling
 from tests import factories as f
 from tests.dashboard.pages import spec, text_of
 

@@ -116,10 +116,10 @@ def test_a_failing_unit_stops_no_other_and_fails_its_step_after_them(slow_decode
     ingest(key, f.request(*[f.attempt(start_ns=f.BASE_NS + i * 1000 * f.MS) for i in range(3)]))
     diagnose = jobs.run_diagnosis
 
-    def timing_out(project_id, *args):
-        if project_id == slow_decode.id:
+    def timing_out(scope):
+        if scope.project_id == slow_decode.id:
             raise RuntimeError("query timeout")
-        return diagnose(project_id, *args)
+        return diagnose(scope)
 
     monkeypatch.setattr(jobs, "run_diagnosis", timing_out)
     out = run()

@@ -8,6 +8,7 @@ from analysis.diagnosis.service import run_diagnosis
 from simulator.incidents import CAUSES
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 # a slow decode at the healthy base's 5 rps fills every slot (a backlog, which the flowchart asks about first):
@@ -27,8 +28,8 @@ def test_an_incident_window_is_diagnosed_as_its_cause(cause, clickhouse, alpha):
     sent = send_simulated(project, key, base=BASES.get(cause, "healthy"), duration="40m",
                           incidents=[f"{cause}@25m+15m{SCOPE.get(cause, '')}"], seed=7)
     incident = sent.incidents[0]
-    during = run_diagnosis(project.id, sent.service, incident.onset, incident.end)
-    before = run_diagnosis(project.id, sent.service, incident.onset - timedelta(minutes=20), incident.onset)
+    during = run_diagnosis(Scope(project.id, sent.service, incident.onset, incident.end))
+    before = run_diagnosis(Scope(project.id, sent.service, incident.onset - timedelta(minutes=20), incident.onset))
     print(cause, "during", _path(during), "before", _path(before))
     assert during["verdict"] == VERDICT.get(cause, cause), _path(during)
     assert before["verdict"] == "healthy", _path(before)
@@ -37,6 +38,5 @@ def test_an_incident_window_is_diagnosed_as_its_cause(cause, clickhouse, alpha):
 def test_steady_slow_is_not_healthy_in_any_minute(clickhouse, alpha):
     project, key = alpha
     sent = send_simulated(project, key, base="steady_slow", duration="20m", seed=3, service="llm-70b")
-    verdicts = [run_diagnosis(project.id, sent.service, sent.start + timedelta(minutes=m),
-                              sent.start + timedelta(minutes=m + 1))["verdict"] for m in range(1, 19)]
+    verdicts = [run_diagnosis(Scope(project.id, sent.service, sent.start + timedelta(minutes=m), sent.start + timedelta(minutes=m + 1)))["verdict"] for m in range(1, 19)]
     assert set(verdicts) == {PRESETS["steady_slow"].cause}, verdicts

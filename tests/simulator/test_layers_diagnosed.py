@@ -8,6 +8,7 @@ import pytest
 from analysis.diagnosis.service import run_diagnosis
 from simulator.scenarios import LAYERED_PRESETS, PRESETS
 from tests.simulated import send_simulated
+from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 SEEDS = (1, 2, 3)
@@ -47,7 +48,7 @@ def test_the_gateways_verdict_names_each_cause_across_seeds(clickhouse, alpha):
             sent = send_simulated(project, key, base=_base(cause), duration=f"{MINUTES}m", seed=seed, service=service,
                                   layers=True, metrics=True)
             gateway, engine = f"{service}-gateway", f"{service}-engine"
-            result = run_diagnosis(project.id, gateway, sent.start, sent.end)
+            result = run_diagnosis(Scope(project.id, gateway, sent.start, sent.end))
             ok = result["verdict"] == cause and (where != "engine" or _engine_named(result, cause, engine))
             right += ok
             cases.append((cause, seed, result["verdict"], result.get("engine_cause"), ok,
@@ -65,11 +66,11 @@ def test_an_incident_between_or_in_the_layers_is_the_gateways_verdict_over_its_w
     sent = send_simulated(project, key, base="healthy", duration="30m", incidents=[f"{cause}@15m+15m"], seed=9,
                           service="edge", layers=True)
     incident = sent.incidents[0]
-    during = run_diagnosis(project.id, "edge-gateway", incident.onset, incident.end)
-    before = run_diagnosis(project.id, "edge-gateway", sent.start, incident.onset)
+    during = run_diagnosis(Scope(project.id, "edge-gateway", incident.onset, incident.end))
+    before = run_diagnosis(Scope(project.id, "edge-gateway", sent.start, incident.onset))
     assert during["verdict"] == cause, _path(during)
     assert before["verdict"] == "healthy", _path(before)
-    assert run_diagnosis(project.id, "edge-engine", incident.onset, incident.end)["verdict"] == "healthy"
+    assert run_diagnosis(Scope(project.id, "edge-engine", incident.onset, incident.end))["verdict"] == "healthy"
     assert during["layers"] == {"role": "gateway", "calls": ["edge-engine"], "called_by": []}
 
 

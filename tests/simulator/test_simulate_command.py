@@ -11,6 +11,7 @@ from ingest.pipeline import get_writer
 from simulator.model import simulate
 from simulator.scenarios import PRESETS
 from tests.helpers import attempts
+from analysis.scope import Scope
 
 
 @pytest.fixture
@@ -231,7 +232,7 @@ def test_layers_over_grpc_are_linked_call_by_call(transactional_db, clickhouse, 
     served = sum(1 for r in runs for a in r.attempts if a.status == "ok")  # the calls the engine answered
     now = datetime.now(timezone.utc)
     materialize(project.id, now - timedelta(hours=1), now + timedelta(hours=1))
-    found = layers.for_gateway(project.id, "edge-gateway", now - timedelta(minutes=5), now + timedelta(minutes=5))
+    found = layers.for_gateway(Scope(project.id, "edge-gateway", now - timedelta(minutes=5), now + timedelta(minutes=5)))
     assert (found.attempts, found.linked) == (sum(len(r.attempts) for r in runs), served)
     assert [e.engine for e in found.engines] == ["edge-engine"]
     # the healthy hop: 12 ms median out and back; the gateway's own 6 ms (and a run's retrieval and tool time)

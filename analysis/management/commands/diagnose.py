@@ -8,6 +8,7 @@ from analysis.windows import parse_instant
 from analysis.errors import AnalysisError
 from projects.models import Project
 from store.reasons import Reason
+from analysis.scope import Scope
 
 
 class Command(BaseCommand):
@@ -27,8 +28,8 @@ class Command(BaseCommand):
             proj = Project.objects.filter(name=project).first()
             if proj is None:
                 raise AnalysisError(Reason.NOT_FOUND, f"no project named {project!r}")
-            result = run_diagnosis(proj.pk, service, parse_instant(start, "start"), parse_instant(end, "end"),
-                                   route=route, tenant=tenant)
+            result = run_diagnosis(Scope(proj.pk, service, parse_instant(start, "start"), parse_instant(end, "end"),
+                                         route=route, tenant=tenant))
         except AnalysisError as exc:
             if output_format == "json":  # the same error document as the API, then a failing exit status
                 self.stdout.write(json.dumps({"error": exc.reason, "message": exc.message}))

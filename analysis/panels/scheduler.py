@@ -1,18 +1,68 @@
-"""Rows of the Scheduler and Connections pages, shaped from analysis.reads.queries' scheduler sweep and churn windows.
+"""The Scheduler page's numbers: each instance's queue depth, in-flight and cap over time, and gap_fraction (backlog
+while slots sat idle), from the scheduler sweep; beside it the engine's own view of its queue when it sends one.
 
-The numbers the diagnosis reads (gap_fraction, the churn correlations) are not recomputed here: the views take
-them from analysis.diagnosis.evidence, so the page and the verdict always agree.
+The sweep is the instance's whole state, so the scope's route and tenant do not apply. gap_fraction is
+analysis.diagnosis.evidence's, so the page, the alert kind and the verdict always agree.
 """
+from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
+
+from analysis.diagnosis import evidence
+from analysis.diagnosis.thresholds import configured
 from analysis.evidence_types import GapFraction
-from analysis.stats import pairs, ratio
+from analysis.reads import engine_series, queries
+from analysis.scope import Scope
+from analysis.stats import ratio, series_width_ms
 
 MAX_INSTANCE_CHARTS = 12
+SERIES_POINTS = 150
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """The sweep's instance rows (queries.scheduler_sweep) and the gap_fraction the diagnosis reads of them."""
+    rows: list[dict]
+    fraction: GapFraction
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """width_ms: the sweep's bucket; instances / others: instance_summary(); shown: the MAX_INSTANCE_CHARTS first
+    instances with their instance_series(); hidden: how many instances are not shown (pooled ones included);
+    uncapped: the instances without a known cap; backlog: backlog_series(); engine: the engine's gauges'
+    gap_fraction (from_engine), None when it sends none; threshold: the diagnosis's gap_fraction threshold."""
+    width_ms: int
+    gaps: GapFraction
+    instances: list[dict]
+    others: dict | None
+    shown: list[tuple[dict, list[dict]]]
+    hidden: int
+    uncapped: list[dict]
+    backlog: list[dict]
+    engine: dict | None
+    threshold: float
 
 
 def label(instance: str) -> str:
     return instance or "(no instance id)"
+
+
+def gaps(scope: Scope, width_ms: int, limit: int | None = None) -> Gaps:
+    rows = queries.scheduler_sweep(scope, width_ms, limit=limit)["instances"]
+    return Gaps(rows=rows, fraction=evidence.gap_fraction(rows))
+
+
+def build(scope: Scope) -> Scheduler:
+    width = series_width_ms((scope.end - scope.start).total_seconds() * 1000, points=SERIES_POINTS)
+    swept = gaps(scope, width, settings.ANALYSIS_TOP_N)
+    instances, others = instance_summary(swept.rows, swept.fraction)
+    shown = [(s, instance_series(swept.rows, s["instance"], width)) for s in instances[:MAX_INSTANCE_CHARTS]]
+    return Scheduler(width_ms=width, gaps=swept.fraction, instances=instances, others=others, shown=shown,
+                     hidden=len(instances) - len(shown) + (others["values"] if others else 0),
+                     uncapped=[s for s in instances if s["cap"] is None], backlog=backlog_series(swept.rows, width),
+                     engine=from_engine(scope, swept.fraction), threshold=configured().gap_fraction)
 
 
 def instance_summary(rows: list[dict], gaps: GapFraction) -> tuple[list[dict], dict | None]:
@@ -67,25 +117,12 @@ def backlog_series(rows: list[dict], width_ms: int) -> list[dict]:
     return [acc[k] for k in sorted(acc)]
 
 
-def trend_line(points: list[dict], x: str, y: str, slope) -> tuple[list[float], list[float]] | None:
-    """The least-squares line through (x, y) with evidence's slope, drawn across the points' x range."""
-    xs, ys = pairs(points, x, y)
-    if slope is None or not xs:
-        return None
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    ends = [min(xs), max(xs)]
-    return ends, [my + slope * (v - mx) for v in ends]
-
-
-def from_engine(project_id: int, service: str, start, end, gaps) -> dict | None:
-    """The engine's own view of its queue (its gauges, sampled), beside the traces' sweep: gap_fraction and a
-    per-minute chart of waiting and running per instance; None when the engine sends no such gauges."""
-    from analysis.reads import engine_series
-    from dashboard import charts
-
+def from_engine(scope: Scope, gaps: GapFraction) -> dict | None:
+    """The engine's own view of its queue (its gauges, sampled), beside the traces' sweep: gap_fraction per
+    instance (engine_series.scheduler_from_metrics) and "minutes", its per-minute gauges; None when the engine
+    sends no such gauges."""
     caps = {name: gap.cap for name, gap in gaps.instances.items() if gap.cap is not None}
-    sampled = engine_series.scheduler_from_metrics(project_id, service, start, end, caps)
+    sampled = engine_series.scheduler_from_metrics(scope, caps)
     if not sampled["instances"]:
         return None
-    minutes = engine_series.instance_minutes(project_id, service, start, end)
-    return {**sampled, "chart": ("engine-queue", charts.engine_queue_chart(minutes, (start, end)))}
+    return {**sampled, "minutes": engine_series.instance_minutes(scope)}

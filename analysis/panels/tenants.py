@@ -1,23 +1,23 @@
-"""The Tenants page's numbers, shaped by the same analysis.diagnosis.evidence functions the diagnosis reads (tenant tails,
-the noisy-neighbour slot shares, arrival shares) and judged by the same tenant findings, so the page and the
+"""The Tenants page's numbers, shaped by the same analysis.diagnosis.evidence functions the diagnosis reads (tenant
+tails, the noisy-neighbour slot shares, arrival shares) and judged by the same tenant findings, so the page and the
 verdict never disagree.
 
-Cheaper than analysis.diagnosis.evidence.collect: four queries (service distribution, sweep, others' t_queue, tails). Bounded
-whatever the number of tenants: the SQL returns DASHBOARD_TABLE_ROWS tails and ANALYSIS_TOP_N slot shares, each
-with one row pooling the rest.
+Cheaper than analysis.diagnosis.evidence.collect: four queries (service distribution, sweep, others' t_queue, tails).
+Bounded whatever the number of tenants: the SQL returns DASHBOARD_TABLE_ROWS tails and ANALYSIS_TOP_N slot shares,
+each with one row pooling the rest.
 """
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from django.conf import settings
 
-from analysis.diagnosis import flowchart as diagnosis
-
 from analysis.diagnosis import evidence
-
-from analysis.reads import queries
+from analysis.diagnosis import flowchart as diagnosis
+from analysis.diagnosis.thresholds import Thresholds, configured
 from analysis.evidence_types import Buckets, NoisyNeighbour, is_others
+from analysis.reads import queries
+from analysis.scope import Scope
 from analysis.stats import ratio
-from analysis.diagnosis.thresholds import configured
 from store.concurrent import gather
 
 CHART_TENANTS = 20
@@ -27,9 +27,24 @@ UINT32_MAX = 2**32 - 1
 NOISY_MAX_WINDOW = timedelta(hours=6)
 
 
-def report(project_id: int, service: str, start, end, route: str = "", noisy: bool = True) -> dict:
-    """{"rows", "others", "tenants" (how many in all), "requests", "service" (its Buckets), "findings", "noisy",
-    "noisy_others", "thresholds"}.
+@dataclass(frozen=True)
+class Tenants:
+    """See build()."""
+    rows: list[dict]
+    others: dict | None
+    noisy: list[dict]
+    noisy_others: dict | None
+    tenants: int
+    requests: int
+    service: Buckets
+    findings: list[dict]
+    thresholds: Thresholds
+
+
+def build(scope: Scope, noisy: bool = True) -> Tenants:
+    """Over every tenant of the scope's service and route (its tenant is not applied: the page compares tenants):
+    rows, others, tenants (how many in all), requests, service (its Buckets), findings, noisy, noisy_others,
+    thresholds.
 
     rows: per tenant, most requests first, at most DASHBOARD_TABLE_ROWS (outliers and noisy candidates kept first,
     as in the diagnosis): tenant, requests, share_pct (of all requests), ttft / total p95 and p99, t_queue_p95,
@@ -41,15 +56,15 @@ def report(project_id: int, service: str, start, end, route: str = "", noisy: bo
     are no noisy findings). The sweep covers the whole service whatever the route (an instance's queue is every
     route's).
     """
-    args = (project_id, service, start, end)
+    scope = replace(scope, tenant="")
     thresholds = configured()
     # the service's distribution and the sweep side by side (store/concurrent.py); the tails need both
-    dist, neighbours = gather(lambda: queries.bucket_distribution(*args, route=route),
-                              lambda: noisy_neighbours(*args) if noisy else [])
+    dist, neighbours = gather(lambda: queries.bucket_distribution(scope),
+                              lambda: noisy_neighbours(scope) if noisy else [])
     buckets = Buckets.from_json(dist["buckets"])
     keep = [n.tenant for n in neighbours if not is_others(n)][:evidence.NOISY_TOP]
-    tails = evidence.tenants(queries.tenant_tails_top(*args, settings.DASHBOARD_TABLE_ROWS, route=route, keep=keep,
-                                                      **evidence.outlier_floors(buckets, thresholds)))
+    tails = evidence.tenants(queries.tenant_tails_top(scope, settings.DASHBOARD_TABLE_ROWS,
+                                                      keep=keep, **evidence.outlier_floors(buckets, thresholds)))
     findings = diagnosis.tenant_findings(buckets, tails, neighbours, thresholds)
     codes: dict[str, list[str]] = {}
     for finding in findings:
@@ -65,9 +80,9 @@ def report(project_id: int, service: str, start, end, route: str = "", noisy: bo
                                                                    arrivals.get(n.tenant)),
               "others_t_queue_p95": n.others_t_queue_p95, "codes": [] if is_others(n) else codes.get(n.tenant, [])}
              for n in neighbours]
-    return {**_split("rows", "others", rows), **_split("noisy", "noisy_others", slots),
-            "tenants": sum(t.values or 1 for t in tails), "requests": sum(t.count for t in tails), "service": buckets,
-            "findings": findings, "thresholds": thresholds}
+    return Tenants(**_split("rows", "others", rows), **_split("noisy", "noisy_others", slots),
+                   tenants=sum(t.values or 1 for t in tails), requests=sum(t.count for t in tails), service=buckets,
+                   findings=findings, thresholds=thresholds)
 
 
 def _split(name: str, pooled: str, rows: list[dict]) -> dict:
@@ -76,14 +91,13 @@ def _split(name: str, pooled: str, rows: list[dict]) -> dict:
             pooled: next((r for r in rows if r["values"] is not None), None)}
 
 
-def noisy_neighbours(project_id, service, start, end) -> list[NoisyNeighbour]:
-    """The diagnosis's noisy-neighbour evidence: per tenant (ANALYSIS_TOP_N, then the rest pooled), its slot time
-    held during backlog, largest first."""
+def noisy_neighbours(scope: Scope) -> list[NoisyNeighbour]:
+    """The diagnosis's noisy-neighbour evidence of the scope's whole service (an instance's queue is every route's):
+    per tenant (ANALYSIS_TOP_N, then the rest pooled), its slot time held during backlog, largest first."""
     # It does not depend on the sweep's bucket width: few buckets keep the sweep small, and whole minutes (at most
     # two buckets per window) let it read the stored minutes (analysis/rollups/aggregates.py).
-    minutes = -(-int((end - start).total_seconds()) // 60)
+    minutes = -(-int((scope.end - scope.start).total_seconds()) // 60)
     width = min(UINT32_MAX // 60_000 * 60_000, max(60_000, minutes * 60_000))
-    rows = queries.scheduler_sweep(project_id, service, start, end, bucket_ms=width,
-                                   limit=settings.ANALYSIS_TOP_N)["tenants"]
-    others = queries.others_t_queue(project_id, service, start, end, evidence.noisy_candidates(rows))
+    rows = queries.scheduler_sweep(scope, bucket_ms=width, limit=settings.ANALYSIS_TOP_N)["tenants"]
+    others = queries.others_t_queue(scope, evidence.noisy_candidates(rows))
     return evidence.noisy_neighbours(rows, others)
