@@ -1,8 +1,28 @@
 import itertools
+from collections import Counter
 
 import pytest
 
 from tests import factories
+
+# Seconds a file's tests took in all (make test --durations on the 2-core machine, 2026-11-28), for the files that
+# take a minute or more. pytest-xdist's --dist loadfile hands a worker a whole file at a time, and by default in
+# order of test count (--loadscope-reorder): one-test files came last, so the single 4-minute test of a running
+# `up` started when the other worker had nothing left to do. pytest.ini turns that order off
+# (--no-loadscope-reorder) and pytest_collection_modifyitems below puts the longest files first (longest
+# processing time first: the short files fill in at the end), then the others by test count, as xdist did.
+HEAVY_FILES = {
+    "tests/analysis/test_incidents_as_run.py": 274,
+    "tests/analysis/test_incident_accuracy.py": 300,
+    "tests/simulator/test_layers_diagnosed.py": 160,
+    "tests/analysis/test_incident_layers.py": 140,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (HEAVY_FILES), then the others by test count; a file's own order is kept."""
+    files = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: (-HEAVY_FILES.get(name := item.nodeid.split("::")[0], 0), -files[name], name))
 
 
 @pytest.fixture(autouse=True)
