@@ -5,17 +5,21 @@ import pytest
 
 from tests import factories
 
-# Seconds a file's tests took in all (make test --durations on the 2-core machine, 2026-11-28), for the files that
-# take a minute or more. pytest-xdist's --dist loadfile hands a worker a whole file at a time, and by default in
-# order of test count (--loadscope-reorder): one-test files came last, so the single 4-minute test of a running
-# `up` started when the other worker had nothing left to do. pytest.ini turns that order off
-# (--no-loadscope-reorder) and pytest_collection_modifyitems below puts the longest files first (longest
-# processing time first: the short files fill in at the end), then the others by test count, as xdist did.
+# Seconds a file's tests take in all on the 2-core machine, for the files that take a minute or more (make test and
+# make test-fast with --durations, 2026-11-28; the fast files' under a load of 10-15, halved). pytest-xdist's --dist
+# loadfile hands a worker a whole file at a time, by default in order of test count (--loadscope-reorder): one-test
+# files came last, so the single 4-minute test of a running `up` started when the other worker had little left to
+# do. pytest.ini turns that order off (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these
+# files first, longest first (the short files fill in at the end), then the others by test count, as xdist did.
 HEAVY_FILES = {
-    "tests/analysis/test_incidents_as_run.py": 274,
     "tests/analysis/test_incident_accuracy.py": 300,
+    "tests/analysis/test_incidents_as_run.py": 274,
     "tests/simulator/test_layers_diagnosed.py": 160,
     "tests/analysis/test_incident_layers.py": 140,
+    "tests/dashboard/test_runs_page.py": 100,
+    "tests/dashboard/test_isolation.py": 70,
+    "tests/ingest/test_fuzz.py": 60,
+    "tests/dashboard/test_incidents_page.py": 30,
 }
 
 
