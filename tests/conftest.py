@@ -1,8 +1,32 @@
 import itertools
+from collections import Counter
 
 import pytest
 
 from tests import factories
+
+# Seconds a file's tests take in all on the 2-core machine, for the files that take a minute or more (make test and
+# make test-fast with --durations, 2026-11-28; the fast files' under a load of 10-15, halved). pytest-xdist's --dist
+# loadfile hands a worker a whole file at a time, by default in order of test count (--loadscope-reorder): one-test
+# files came last, so the single 4-minute test of a running `up` started when the other worker had little left to
+# do. pytest.ini turns that order off (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these
+# files first, longest first (the short files fill in at the end), then the others by test count, as xdist did.
+HEAVY_FILES = {
+    "tests/analysis/test_incident_accuracy.py": 300,
+    "tests/analysis/test_incidents_as_run.py": 274,
+    "tests/simulator/test_layers_diagnosed.py": 160,
+    "tests/analysis/test_incident_layers.py": 140,
+    "tests/dashboard/test_runs_page.py": 100,
+    "tests/dashboard/test_isolation.py": 70,
+    "tests/ingest/test_fuzz.py": 60,
+    "tests/dashboard/test_incidents_page.py": 30,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (HEAVY_FILES), then the others by test count; a file's own order is kept."""
+    files = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: (-HEAVY_FILES.get(name := item.nodeid.split("::")[0], 0), -files[name], name))
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +37,21 @@ def span_clock():
     later test's spans in the same xdist worker hours past BASE, out of the windows those tests read.
     """
     factories._seq = itertools.count(1)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def aggregate_in_one_chunk():
+    """materialize() aggregates a window's settled hours CHUNK_HOURS at a time, a statement per aggregate table and
+    chunk, to bound a backfill's memory (analysis/rollups/aggregates.py: chunks change nothing but that). The tests'
+    windows are a day or two of a few spans, where the fixed cost of each statement is all: one chunk of a week
+    (a factories window, BASE +- a day, took 4-5 s of 13 x 8 statements, 1 s of 13 x 1; probe on this machine).
+    tests/analysis/test_aggregates.py's chunked refresh checks the product's own CHUNK_HOURS."""
+    from analysis.rollups import aggregates
+
+    chunk = aggregates.CHUNK_HOURS
+    aggregates.CHUNK_HOURS = 24 * 7
+    yield
+    aggregates.CHUNK_HOURS = chunk
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,10 @@
 Tests that need a service with known incidents (the simulator's own end-to-end tests, incident detection accuracy)
 call send_simulated(); its signature and return value are a contract, keep them stable.
 """
+import hashlib
+import os
+import pickle
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -11,6 +15,10 @@ from opentelemetry.exporter.otlp.proto.common._internal.metrics_encoder import e
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from pathlib import Path
 
 from analysis.rollups.materialize import materialize
 
@@ -130,24 +138,125 @@ def send_simulated(project, key: str, *, base: str | Scenario = "healthy", durat
     specs = [parse_incident(i) if isinstance(i, str) else i for i in incidents]
     check_incidents(specs, scenario, seconds, service, layers=layers)
     base_ns = time.time_ns() - int(seconds * 1e9)
-    exporter = make_exporter(endpoint, key, "http") if endpoint else InProcessExporter(key)
-    emitter = Emitter(exporter, base_ns, seed=seed, cap=scenario.cap)
-    engine = EngineMetrics(scenario, f"{service}-engine" if layers else service, base_ns, 0.0, seconds) \
-        if metrics or metrics_only else None
-    totals = run_simulation(emitter, scenario, seconds, seed, service, incidents=specs,
-                            observe=engine.observe if engine else None, send_spans=not metrics_only, layers=layers)
-    emitter.close()
-    if not endpoint:
-        exporter.deliver()
-    if engine:
-        metric_exporter = make_metric_exporter(endpoint, key, "http") if endpoint else InProcessMetricExporter(key)
-        engine.export(metric_exporter)
-        if not endpoint:
-            metric_exporter.deliver()
+    if endpoint:
+        runs, attempts = _generate(HttpSink(endpoint, key), scenario, seconds, specs, seed, service, base_ns,
+                                   metrics, metrics_only, layers)
+    else:
+        runs, attempts = _cached(key, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers)
         metrics_in.get_writer().flush(force=True)
     get_writer().flush(force=True)
     start = datetime.fromtimestamp(base_ns / 1e9, timezone.utc)
     end = start + timedelta(seconds=seconds)
     materialize(project.id, start - timedelta(hours=1), end + timedelta(hours=1))
     injected = [Injected(s, start + timedelta(seconds=s.start_s), start + timedelta(seconds=s.end_s)) for s in specs]
-    return Simulated(service, start, end, injected, totals.runs, totals.attempts)
+    return Simulated(service, start, end, injected, runs, attempts)
+
+
+class HttpSink:
+    """The real OTLP/HTTP exporters of `simulate --endpoint`."""
+
+    def __init__(self, endpoint: str, key: str):
+        self.endpoint, self.key = endpoint, key
+
+    def spans(self):
+        return make_exporter(self.endpoint, self.key, "http")
+
+    def metrics(self):
+        return make_metric_exporter(self.endpoint, self.key, "http")
+
+
+def _generate(sink, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers) -> tuple[int, int]:
+    """Simulate and export through the real SDK into sink's exporters; (runs, attempts)."""
+    exporter = sink.spans()
+    emitter = Emitter(exporter, base_ns, seed=seed, cap=scenario.cap)
+    engine = EngineMetrics(scenario, f"{service}-engine" if layers else service, base_ns, 0.0, seconds) \
+        if metrics or metrics_only else None
+    totals = run_simulation(emitter, scenario, seconds, seed, service, incidents=specs,
+                            observe=engine.observe if engine else None, send_spans=not metrics_only, layers=layers)
+    emitter.close()
+    if engine:
+        engine.export(sink.metrics())
+    return totals.runs, totals.attempts
+
+
+class _Recorder:
+    """In-process exporters whose OTLP bodies are kept (to deliver, and to replay later in this session)."""
+
+    def __init__(self, key: str):
+        self.span_exporter, self.metric_exporter = InProcessExporter(key), InProcessMetricExporter(key)
+
+    def spans(self):
+        return self.span_exporter
+
+    def metrics(self):
+        return self.metric_exporter
+
+
+# Simulated traffic generated once per session (per xdist worker): the OTLP bodies of each (scenario, duration,
+# incidents, seed, service, metrics, layers) sent so far, on disk under this worker's data dir, with the instant its
+# simulated clock started. Sent again, they are replayed with every timestamp moved by the time since: the same
+# spans and metrics, byte for byte but for the clock, as generating them anew with the new start would give
+# (the emitter writes base_ns + the simulated offset into each timestamp). The simulator and the SDK's encoding are
+# the real ones the first time; the ingest path and materializing run every time.
+_traffic: dict[str, tuple[Path, int, int, int]] = {}  # key -> (file, base_ns, runs, attempts)
+
+
+def _cache_dir() -> Path:
+    path = Path(os.environ.get("LATENCY_OBS_DATA_DIR") or tempfile.gettempdir()) / "simulated_traffic"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _cached(key, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers) -> tuple[int, int]:
+    """Generate (first time) or replay (after) the traffic in-process, delivering it to ingest with `key`."""
+    name = hashlib.sha256(repr((scenario, seconds, specs, seed, service, bool(metrics or metrics_only), metrics_only,
+                                layers)).encode()).hexdigest()[:24]
+    hit = _traffic.get(name)
+    if hit is None:
+        recorder = _Recorder(key)
+        runs, attempts = _generate(recorder, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only,
+                                   layers)
+        spans, points = recorder.span_exporter.bodies, recorder.metric_exporter.bodies
+        path = _cache_dir() / f"{name}.bin"
+        with open(path, "wb") as out:
+            pickle.dump((spans, points), out, protocol=pickle.HIGHEST_PROTOCOL)
+        _traffic[name] = (path, base_ns, runs, attempts)
+    else:
+        path, cached_ns, runs, attempts = hit
+        with open(path, "rb") as f:
+            spans, points = pickle.load(f)
+        shift = base_ns - cached_ns
+        spans = [_shift_spans(body, shift) for body in spans]
+        points = [_shift_metrics(body, shift) for body in points]
+    span_exporter, metric_exporter = InProcessExporter(key), InProcessMetricExporter(key)
+    span_exporter.bodies, metric_exporter.bodies = list(spans), list(points)
+    span_exporter.deliver()
+    metric_exporter.deliver()
+    return runs, attempts
+
+
+def _shift_spans(body: bytes, shift: int) -> bytes:
+    request = ExportTraceServiceRequest.FromString(body)
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                span.start_time_unix_nano += shift
+                span.end_time_unix_nano += shift
+                for event in span.events:
+                    event.time_unix_nano += shift
+    return request.SerializeToString()
+
+
+def _shift_metrics(body: bytes, shift: int) -> bytes:
+    request = ExportMetricsServiceRequest.FromString(body)
+    for resource in request.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                kind = metric.WhichOneof("data")
+                for point in getattr(metric, kind).data_points:
+                    if point.start_time_unix_nano:
+                        point.start_time_unix_nano += shift
+                    point.time_unix_nano += shift
+                    if metric.name == "process_start_time_seconds":  # an instant, as the simulator's clock gives it
+                        point.as_double += shift / 1e9
+    return request.SerializeToString()

@@ -466,3 +466,22 @@ def test_one_diagnosis_asks_its_window_core_once(pid, monkeypatch, settings):
         with aggregates.shared_reads():  # a diagnosis inside a page's block shares the page's answers
             assert aggregates.split(pid, *window) == core
     assert len(asked) == 1 and "aggregated_hours" in asked[0]
+
+
+def test_chunks_of_the_refresh_change_nothing_but_its_statements(pid, monkeypatch):
+    """The tests aggregate a window in one chunk (tests/conftest.py aggregate_in_one_chunk); the product's chunks of
+    CHUNK_HOURS, or of one hour, give the same reads of every aggregate."""
+    start, end = H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)
+
+    def reads():
+        return [lookups.service_choices(pid, start, end).values, queries.bucket_distribution(pid, "svc", start, end),
+                queries.retry_summary(pid, "svc", start, end), queries.churn_windows(pid, "svc", start, end),
+                queries.request_shares(pid, "svc", start, end), queries.tenant_tails(pid, "svc", start, end),
+                queries.scheduler_sweep(pid, "svc", start, end, bucket_ms=60_000),
+                queries.overview_series(pid, "svc", H0, H0 + timedelta(hours=4), 900_000)]
+
+    whole = reads()
+    for chunk in (1, 6):
+        monkeypatch.setattr(aggregates, "CHUNK_HOURS", chunk)
+        aggregates.refresh(pid, H0, H0 + timedelta(hours=4))  # a newer version of every hour's rows
+        assert reads() == whole, chunk

@@ -57,7 +57,7 @@ def test_a_burst_is_judged_whole_through_the_running_product(tmp_path):
         assert first.median_onset_s <= ONSET_S, report
         assert first.verdicts_right >= 0.9, report
         # later (the live services still sending, the minute job judging their minutes): the same incidents, same ids
-        time.sleep(75)
+        wait_for_a_minute_job(up.url, key, datetime.now(timezone.utc), live)
         again = score(up.url, key, CASES, start, end)
         assert again.ids == first.ids, (first.ids, again.ids)
         for case in CASES:  # an empty list is "none" only for a window judged to its end
@@ -73,3 +73,21 @@ def test_a_burst_is_judged_whole_through_the_running_product(tmp_path):
     finally:
         stop.set()
         up.stop()
+
+
+def wait_for_a_minute_job(url: str, key: str, after: datetime, senders: list, timeout_s: float = 180) -> None:
+    """Until a run of the minute job that began after `after` has judged a live service's minute (instead of a fixed
+    sleep of 75 s, the minute job's period and some): the minute of `after` judged (judged_until past it) means a
+    run after that minute's end. Only while the live services still send (a minute with traffic is judged only by
+    a run); with their senders done, the fixed wait."""
+    live = next(c for c in CASES if c.live)
+    mark = after.replace(second=0, microsecond=0)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        doc = ask(url, key, live.service, mark - timedelta(minutes=5), mark + timedelta(minutes=30))
+        if datetime.fromisoformat(doc["judged_until"].replace("Z", "+00:00")) > mark:
+            break
+        assert time.monotonic() < deadline, ("no minute job judged a minute after", mark, doc["judged_until"])
+        time.sleep(2)
+    if not all(t.is_alive() for t in senders):  # the minute may have had no traffic: judged_until says nothing then
+        time.sleep(max(0.0, 75 - (datetime.now(timezone.utc) - after).total_seconds()))
