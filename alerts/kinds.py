@@ -18,11 +18,11 @@ from django.urls import reverse
 from alerts.models import AlertRule, AlertState
 from analysis import stats
 from analysis.diagnosis.verdicts import REGISTRY
+from analysis.incidents import headlines
+from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.panels import overview, scheduler
 from analysis.reads import queries
 from analysis.reads import slos as slo_status
-from analysis.incidents import headlines
-from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.scope import Scope
 from analysis.windows import iso
 from analysis.wording import fmt

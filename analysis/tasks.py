@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 from celery import shared_task
 from django.conf import settings
 
-from analysis.work import jobs
 from analysis.fairness import Deadline, step_deadline
 from analysis.incidents.jobs import judge_queued
 from analysis.windows import parse_instant
+from analysis.work import jobs
 from store.client import ClickHouseError
 
 # ClickHouse being briefly unreachable is the one failure worth retrying; anything else is a bug.

@@ -11,14 +11,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from analysis import capacity as capacity_
-from analysis.rollups import freshness
 from analysis.diagnosis.service import run_diagnosis
 from analysis.incidents import documents
 from analysis.incidents.headlines import incident_path
+from analysis.rollups import freshness
+from analysis.scope import Scope
 from analysis.windows import parse_instant
 from projects import membership
 from projects.models import Project
-from analysis.scope import Scope
 
 
 def readable_project(request) -> Project:

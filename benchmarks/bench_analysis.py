@@ -98,9 +98,9 @@ def run(a) -> int:
 
     from analysis.diagnosis.service import run_diagnosis
     from analysis.rollups.materialize import materialize
+    from projects.models import Project
     from store import client
     from store.migrate import migrate
-    from projects.models import Project
 
     call_command("migrate", verbosity=0)
     migrate()
@@ -143,11 +143,11 @@ def timed_minute(now, hour, settled=None) -> tuple[float, float, float, float]:
     are diagnosed; then the incidents step (each service's last two minutes queued, as live traffic leaves them, with
     its baseline hours and the day before). Returns (the minute, materialize, diagnose, incidents) in s."""
     from analysis import windows
-    from analysis.rollups import aggregates
-    from analysis.work import jobs
     from analysis.incidents.jobs import judge_queued
-    from analysis.rollups.materialize import materialize
     from analysis.models import JudgeWork, WindowDiagnosis
+    from analysis.rollups import aggregates
+    from analysis.rollups.materialize import materialize
+    from analysis.work import jobs
 
     # the minute before stored this window's diagnoses, which diagnose_active would leave alone
     WindowDiagnosis.objects.filter(start=now - windows.RECENT, end=now).delete()

@@ -126,14 +126,14 @@ def prepare(spans: int) -> int:
     import django
 
     django.setup()
+    from bench_analysis import ATTEMPTS_SQL, STAGES_SQL, timed
+    from bench_ui import facts as data_facts
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from analysis.work.backlog import DIAGNOSE, MATERIALIZE
-    from analysis.rollups.materialize import materialize, store_now
     from analysis.models import JobWatermark
-    from bench_analysis import ATTEMPTS_SQL, STAGES_SQL, timed
-    from bench_ui import facts as data_facts
+    from analysis.rollups.materialize import materialize, store_now
+    from analysis.work.backlog import DIAGNOSE, MATERIALIZE
     from projects.models import ApiKey, Project
     from store import client
     from store.migrate import migrate

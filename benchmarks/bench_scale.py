@@ -81,11 +81,11 @@ def child(size: int, data_dir: str, repeat: int) -> None:
 
     django.setup()
     logging.getLogger("django.request").setLevel(logging.CRITICAL)
+    from bench_ui import Attribution, facts, measure, setup_project
     from django.test import Client
     from django.urls import NoReverseMatch, reverse
 
     from analysis.windows import iso
-    from bench_ui import Attribution, facts, measure, setup_project
 
     project, user = setup_project()
     generate(size)

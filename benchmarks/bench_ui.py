@@ -25,6 +25,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from bench_analysis import ATTEMPTS_SQL, DAY, ROOT, STAGES_SQL, timed
+
 from analysis.scope import Scope
 
 TARGET_MS = 500
@@ -138,8 +139,8 @@ def setup_project():
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from store.migrate import migrate
     from projects.models import Project
+    from store.migrate import migrate
 
     call_command("migrate", verbosity=0)
     migrate()
@@ -191,8 +192,8 @@ def cases(f: dict) -> list[tuple]:
     """(page, window, variant, path, query) for every URL name of dashboard.urls, window and filter."""
     from django.urls import reverse
 
-    from dashboard import urls
     from analysis.windows import iso
+    from dashboard import urls
 
     # (label, length, minutes before the data's end it ends, variants): the data ends on an hour, a dashboard's
     # window at the next minute, so "24h:37" and "1h:37" time the pages over edges read from attempts (default filter

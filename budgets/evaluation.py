@@ -5,12 +5,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from analysis.reads import queries
 from analysis.fairness import Deadline, by_project, run_in_turns
+from analysis.reads import queries
+from analysis.scope import Scope
 from analysis.windows import recent_window
 from budgets.models import Budget, BudgetViolation
 from budgets.stages import TOTAL
-from analysis.scope import Scope
 
 # below this many requests with a value, a percentile says too little to call a violation
 MIN_REQUESTS = 20

@@ -13,19 +13,18 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
-from dashboard import filters as filters_
-from analysis.rollups import aggregates
 from analysis.reads import coverage as coverage_
-from analysis.rollups import freshness
 from analysis.reads import lookups
+from analysis.rollups import aggregates, freshness
 from analysis.rollups.freshness import Freshness
-from store.concurrent import beside
-from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
+from analysis.scope import Scope
+from dashboard import filters as filters_
 from projects import membership
 from projects.errors import AccessError
 from projects.membership import visible_projects
 from projects.models import Project
-from analysis.scope import Scope
+from store.concurrent import beside
+from store.errors import TIMEOUT_EXCEEDED, ClickHouseError
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from dataclasses import replace
 from django.urls import reverse
 
 from analysis.buckets import PARTS
-from analysis.incidents import headlines, reads
 from analysis.diagnosis.thresholds import configured
+from analysis.incidents import headlines, reads
 from analysis.panels import incidents as numbers
 from dashboard import incident_charts
 from dashboard.charts import COLORS

@@ -6,16 +6,15 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
-from analysis.diagnosis import evidence
-
-from analysis.reads import queries
 from analysis.buckets import PARTS
+from analysis.diagnosis import evidence
 from analysis.diagnosis.service import cost_per_success
 from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
 from analysis.panels import connections, overview, scheduler
 from analysis.panels.overview import Headline
+from analysis.reads import queries
 from analysis.scope import Scope
 from budgets.models import BudgetViolation
 from reports import capacity, slos, weeks

@@ -5,9 +5,8 @@ from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from analysis.rollups import freshness
-
 from analysis.reads import slos as slo_status
+from analysis.rollups import freshness
 from analysis.views import project_reader
 from analysis.windows import parse_instant
 from projects.models import Project

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from analysis import engines
+from analysis.sql_files import sql as _sql
 from analysis.stats import finite
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 RUNNING = engines.names_by_signal()["in_flight"]  # the engine's running gauge (vLLM, SGLang, TGI spellings)
 LEVELS = (50, 90, 95, 99)  # the percentiles capacity_load_levels.sql computes per load level
 MEASURES = ("in_flight", "running", "rps")

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analysis.diagnosis.evidence import arrival_shares
-from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
 from analysis.diagnosis.recommendations import data_fixes, recommend
 from analysis.diagnosis.thresholds import DEFAULT, Thresholds
 from analysis.diagnosis.verdicts import REGISTRY
+from analysis.evidence_types import Buckets, Evidence, NoisyNeighbour, Segment, TenantTail, is_others
 from analysis.wording import fmt
 
 # The nodes answered by the serving engine's own metrics (analysis.reads.engine_series): the Diagnosis page links them

@@ -1,21 +1,21 @@
 """One entry point for the API and the diagnose command: window checks, evidence, diagnosis."""
 from dataclasses import replace
 
-from analysis.reads import layers
-from analysis.rollups.aggregates import shared_reads
-from analysis.reads.coverage import coverage, hidden_retry_runs
-from analysis.diagnosis.flowchart import diagnose
-from analysis.errors import AnalysisError
 from analysis.diagnosis.evidence import collect
-from analysis.models import ServiceCost
+from analysis.diagnosis.flowchart import diagnose
 from analysis.diagnosis.recommendations import recommend
-from analysis.wording import fmt
 from analysis.diagnosis.thresholds import configured
 from analysis.diagnosis.verdicts import REGISTRY
+from analysis.errors import AnalysisError
+from analysis.models import ServiceCost
+from analysis.reads import layers
+from analysis.reads.coverage import coverage, hidden_retry_runs
+from analysis.rollups.aggregates import shared_reads
+from analysis.scope import Scope
 from analysis.windows import check_window
+from analysis.wording import fmt
 from store.concurrent import beside
 from store.reasons import Reason
-from analysis.scope import Scope
 
 
 def run_diagnosis(scope: Scope) -> dict:

@@ -9,9 +9,9 @@ absolute answer: a rank correlation describes how the incident behaves, not how 
 analysis.diagnosis.flowchart is not changed: its plain diagnosis still answers against the thresholds alone.
 """
 from analysis.diagnosis.flowchart import FLOWCHART, LABELS, NODES, Node, evaluate
+from analysis.diagnosis.thresholds import Thresholds
 from analysis.diagnosis.verdicts import REGISTRY
 from analysis.evidence_types import Evidence
-from analysis.diagnosis.thresholds import Thresholds
 from analysis.wording import fmt, ratio
 
 GROWTH = 1.5  # a magnitude has changed when it is at least this many times the baseline's

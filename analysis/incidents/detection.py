@@ -38,8 +38,9 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from analysis import buckets
-from analysis.incidents.baseline import COLUMNS, METRICS, Baseline, Chooser, matrix, value as at
 from analysis.diagnosis.thresholds import Thresholds
+from analysis.incidents.baseline import COLUMNS, METRICS, Baseline, Chooser, matrix
+from analysis.incidents.baseline import value as at
 
 MAD_SCALE = 1.4826  # MAD x this estimates the standard deviation of normal data
 MINUTE = timedelta(minutes=1)

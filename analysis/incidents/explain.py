@@ -7,19 +7,19 @@ from datetime import datetime
 
 from django.conf import settings
 
-from analysis.reads import queries
-from analysis.diagnosis.flowchart import INSUFFICIENT, cause_findings, reliability_findings, tenant_findings
-from analysis.errors import AnalysisError
 from analysis.diagnosis.evidence import collect
+from analysis.diagnosis.flowchart import INSUFFICIENT, cause_findings, reliability_findings, tenant_findings
+from analysis.diagnosis.recommendations import recommend
+from analysis.diagnosis.thresholds import configured
+from analysis.errors import AnalysisError
 from analysis.incidents import causes as causes_
 from analysis.incidents import compare
 from analysis.incidents import scope as scope_
-from analysis.diagnosis.recommendations import recommend
-from analysis.diagnosis.thresholds import configured
+from analysis.reads import queries
+from analysis.scope import Scope
 from analysis.windows import check_window
 from analysis.wording import fmt
 from store.reasons import Reason
-from analysis.scope import Scope
 
 NARROWING = ("route", "tenant")  # the scope dimensions collect() can narrow the evidence to
 

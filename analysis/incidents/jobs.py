@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
-from analysis.reads import queries
+from analysis.diagnosis.thresholds import configured
 from analysis.fairness import Deadline, run_in_turns
 from analysis.incidents import queue
 from analysis.incidents.baseline import DAY, HOUR, UNKNOWN, Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, Detection, detect, keep_slices
 from analysis.incidents.records import reconcile
-from analysis.rollups.materialize import store_now
 from analysis.models import DirtyHour, Incident, JudgeWork
-from analysis.diagnosis.thresholds import configured
+from analysis.reads import queries
+from analysis.rollups.materialize import store_now
 from analysis.scope import Scope
 
 STRETCH = timedelta(hours=2)  # how far a walk that ends inside an open incident follows it per step

@@ -18,12 +18,12 @@ from django.db import transaction
 
 from analysis.errors import AnalysisError
 from analysis.models import Incident, JobWatermark, JudgeWork, NoBaselineStretch
+from analysis.sql_files import sql as _sql
 from analysis.windows import iso, utc_naive
 from projects.models import Project
 from store import client
 from store.reasons import Reason
 
-from analysis.sql_files import sql as _sql
 JUDGE, MATERIALIZE = "judge", "materialize"  # JobWatermark names (MATERIALIZE: analysis/work/backlog.py's)
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends. The materialize step reads
 # every span stamped up to its mark (and looks 2 minutes back); the judge step stops this far before that mark, so a

@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Q
 
+from analysis.diagnosis.thresholds import Thresholds
 from analysis.errors import AnalysisError
 from analysis.incidents.detection import Found
 from analysis.incidents.explain import explain
 from analysis.models import Incident, RetiredIncident
-from analysis.diagnosis.thresholds import Thresholds
 from analysis.windows import iso, parse_instant
 
 MATCH = timedelta(minutes=2)  # an onset moving this little is the same incident

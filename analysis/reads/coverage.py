@@ -6,9 +6,8 @@ A value the spans cannot give is NULL in request_buckets (README "What it measur
 API returns this as "coverage", and every dashboard page shows it as a strip of chips (dashboard/access.Page).
 """
 from analysis import stats
-from analysis.reads import queries
-from analysis.reads import versions
 from analysis.buckets import ALL
+from analysis.reads import queries, versions
 from analysis.scope import Scope
 
 # What each share is over: a failed attempt may end before a first token, so first-token buckets are over the

@@ -11,10 +11,10 @@ from datetime import datetime, timezone
 from analysis import engines
 from analysis.evidence_types import Engine
 from analysis.scope import Scope
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 EMPTY_QUEUE = 0.5  # a minute whose mean waiting requests are under this had an empty queue
 
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from analysis.evidence_types import Layers as LayerEvidence
 from analysis.scope import Scope
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 BUCKETS = ("t_gateway", "t_network_ttft", "t_network_total")
 
 

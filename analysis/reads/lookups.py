@@ -10,9 +10,8 @@ from datetime import datetime, timezone
 
 from analysis.reads import versions
 from analysis.scope import Scope
-from store import client
-
 from analysis.sql_files import sql as _sql
+from store import client
 
 
 @dataclass(frozen=True)

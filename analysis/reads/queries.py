@@ -11,15 +11,14 @@ from datetime import datetime, timedelta, timezone
 from django.conf import settings
 
 from analysis import buckets
-
-from analysis.rollups import aggregates
 from analysis.evidence_types import OTHERS
+from analysis.rollups import aggregates
 from analysis.scope import Scope
+from analysis.sql_files import sql as _sql
 from analysis.stats import finite
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 # what a distribution may be grouped by (sql/_dimension_value.sql)
 DIMENSIONS = ("route", "tenant")
 # the percentiles a budget may be measured at

@@ -7,11 +7,11 @@ import re
 from datetime import datetime, timedelta, timezone
 
 from analysis.buckets import PARTS
+from analysis.sql_files import sql as _sql
 from analysis.stats import finite
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 HEX = re.compile(r"[0-9a-fA-F]{8,32}")  # a trace id, or a prefix of one worth searching
 SORTS = ("total", "ttft", "recent")  # besides these, a search may sort by any bucket of PARTS
 ATTEMPT_BEFORE = timedelta(hours=2)  # a run's first attempt may start this long before its final one's window

@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 from django.core.cache import cache
 
 from analysis.rollups.aggregates import HOUR, ceil_hour, floor_hour, settled_before
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 from store.concurrent import gather
 
-from analysis.sql_files import sql as _sql
 MINUTE = timedelta(minutes=1)
 KEPT_SECONDS = 31 * 86_400  # the longest window, and a day
 

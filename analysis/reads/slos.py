@@ -22,8 +22,8 @@ from datetime import datetime, timedelta, timezone
 
 from django.conf import settings
 
-from analysis.rollups.aggregates import HOUR, floor_hour
 from analysis.reads.slo_counts import MINUTE, Counts, per_hour, per_minute, total
+from analysis.rollups.aggregates import HOUR, floor_hour
 from analysis.windows import utc_naive
 from analysis.wording import fmt
 from store.concurrent import gather

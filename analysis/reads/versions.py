@@ -14,10 +14,10 @@ from django.core.cache import cache
 
 from analysis.rollups.aggregates import remembered
 from analysis.scope import Scope
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 # a window ending at the current minute moves on within a minute anyway: its answers are not asked for after that
 KEPT_SECONDS = 120
 

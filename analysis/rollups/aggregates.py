@@ -37,11 +37,11 @@ from threading import Lock
 from django.conf import settings
 
 from analysis.models import UnaggregatedHour
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client, tables
 from store.concurrent import gather
 
-from analysis.sql_files import sql as _sql
 HOUR = timedelta(hours=1)
 # TRICKY: spans are exported when a request ends, so an hour keeps getting its requests' spans for minutes after
 # its end; aggregating it this long after keeps one aggregation per hour in the common case

@@ -26,10 +26,10 @@ from django.core.cache import cache
 from django.db import connections
 
 from analysis.rollups.materialize import HOUR, materialize
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
 
-from analysis.sql_files import sql as _sql
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends, so a span stamped just
 # before a materialization may be missing from it: spans this close before the mark still count as newer.
 OVERLAP = timedelta(seconds=2)

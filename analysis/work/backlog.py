@@ -17,13 +17,13 @@ from datetime import datetime, timedelta, timezone
 from django.db import transaction
 from django.db.models import Min, QuerySet
 
-from analysis.rollups.materialize import dirty_hours, store_now
 from analysis.models import DirtyHour, JobWatermark, PendingDiagnosis
+from analysis.rollups.materialize import dirty_hours, store_now
+from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from projects.models import Project
 from store import client
 
-from analysis.sql_files import sql as _sql
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends, so rows stamped just
 # before a watermark may show up after it was read: the materialize step looks this far behind its mark.
 WATERMARK_OVERLAP = timedelta(minutes=2)

@@ -9,20 +9,18 @@ starts with it. Results replace earlier ones for the same window, so a job may b
 """
 from datetime import datetime
 
-from analysis.rollups import aggregates
-
-from analysis.work import backlog
-
-from analysis.reads import sweeps
 from analysis.diagnosis.service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.fairness import Deadline, by_project, run_in_turns
-from analysis.rollups.materialize import HOUR, materialize
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
+from analysis.reads import sweeps
 from analysis.reads.queries import active_services
-from analysis.windows import last_full_hour, recent_window
-from store import client
+from analysis.rollups import aggregates
+from analysis.rollups.materialize import HOUR, materialize
 from analysis.scope import Scope
+from analysis.windows import last_full_hour, recent_window
+from analysis.work import backlog
+from store import client
 
 # The jobs' ClickHouse client, a client of its own: a client serialises its calls (store/client.py), and the minute
 # jobs' statements take seconds, which the pages' reads (the "default" client of the web threads) must not queue

@@ -8,13 +8,13 @@ from django.views.decorators.http import require_GET
 from analysis.diagnosis.service import run_diagnosis
 from analysis.errors import AnalysisError
 from analysis.models import WindowDiagnosis
+from analysis.scope import Scope
 from dashboard import flowchart
 from dashboard import incidents as incidents_
 from dashboard.access import empty_state, page
 from dashboard.evidence_links import LINKS, TITLES, verdict_pages
 from dashboard.filters import iso, replace
 from store.concurrent import beside
-from analysis.scope import Scope
 
 LIVE_CACHE_SECONDS = 60  # a reload or a shared link within a minute does not recompute the evidence
 

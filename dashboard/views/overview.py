@@ -3,8 +3,8 @@ from django.views.decorators.http import require_GET
 
 from analysis.panels import overview as numbers
 from dashboard import charts, incidents, status
-from dashboard.filters import now_minute
 from dashboard.access import page
+from dashboard.filters import now_minute
 from dashboard.incident_charts import with_bands
 
 

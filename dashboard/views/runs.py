@@ -3,8 +3,8 @@ from datetime import timedelta
 
 from django.views.decorators.http import require_GET
 
-from analysis.reads import runs as runs_
 from analysis.buckets import PARTS
+from analysis.reads import runs as runs_
 from dashboard import charts, waterfall
 from dashboard.access import page
 

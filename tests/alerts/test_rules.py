@@ -13,8 +13,8 @@ from alerts.delivery import send_due
 from alerts.models import AlertRule, AlertState, Delivery
 from alerts.tasks import evaluate_alert_rules
 from analysis.fairness import Deadline
-from analysis.rollups.materialize import materialize
 from analysis.models import WindowDiagnosis
+from analysis.rollups.materialize import materialize
 from budgets.evaluation import evaluate_recent
 from budgets.models import Budget, BudgetViolation
 from tests import factories as f

@@ -19,14 +19,16 @@ from datetime import timedelta, timezone
 import numpy as np
 
 from analysis import buckets
+from analysis.diagnosis.thresholds import configured
 from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import MAX_SLICES, SLICE_LEVEL, SLICES, detect, keep_slices
-from analysis.diagnosis.thresholds import configured
 from simulator.scenarios import PRESETS
 from store import client
 from tests.analysis.incident_traffic import phases
-from tests.analysis.test_incident_accuracy import CAUSES as OVERLAID, SCOPED
-from tests.analysis.test_incident_detection import CAUSES as SWITCHED, STEADY, T0, preset
+from tests.analysis.test_incident_accuracy import CAUSES as OVERLAID
+from tests.analysis.test_incident_accuracy import SCOPED
+from tests.analysis.test_incident_detection import CAUSES as SWITCHED
+from tests.analysis.test_incident_detection import STEADY, T0, preset
 from tests.simulated import send_simulated
 
 SEEDS = [int(s) for s in os.environ.get("MEASURE_SEEDS", "7,21").split(",")]

@@ -5,22 +5,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from analysis.rollups import aggregates
-
-from analysis.work import backlog
-
-from analysis.work import jobs
-
-from analysis.reads import lookups
-
-from analysis.reads import queries
+from analysis import scope as scope_
 from analysis.models import JobWatermark, UnaggregatedHour
+from analysis.reads import lookups, queries
+from analysis.rollups import aggregates
+from analysis.scope import Scope
+from analysis.work import backlog, jobs
 from store import client
 from tests import factories as f
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
 from tests.helpers import publish_buckets
-from analysis import scope as scope_
-from analysis.scope import Scope
 
 WINDOWS = [(H0, H0 + timedelta(hours=4)), (H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)),
            (H0 + timedelta(minutes=5), H0 + timedelta(minutes=55)),
@@ -428,6 +422,7 @@ def test_reader_threads_asking_at_once_wait_for_one_read(settings):
     """remembered() in reader threads started together: one read, every thread gets its answer (or its error)."""
     import threading
     import time
+
     from store.concurrent import gather
     settings.CLICKHOUSE_READ_THREADS = 3
     reads = []

@@ -4,12 +4,12 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.work import jobs
 from analysis.fairness import Deadline
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
+from analysis.scope import Scope
+from analysis.work import jobs
 from tests import factories as f
 from tests.helpers import Ticks
-from analysis.scope import Scope
 
 H = timedelta(hours=1)
 NOW = f.BASE + timedelta(minutes=15, seconds=20)  # the recent window 10:00-10:15
@@ -91,9 +91,8 @@ def test_a_queued_service_whose_traffic_left_the_window_is_dropped(two_services)
 def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monkeypatch):
     """diagnose_recent and diagnose_active read the scheduler sweeps of sweeps.BATCH services at a time, and each
     service's diagnosis is the one it gets alone."""
-    from analysis.reads import queries
-    from analysis.reads import sweeps
     from analysis.diagnosis.service import run_diagnosis
+    from analysis.reads import queries, sweeps
     project, key = alpha
     names = ["a", "b", "c"]
     for k, service in enumerate(names):  # attempts 0.5 s apart each queued 1-3 s on an instance of cap 2
@@ -123,8 +122,8 @@ def test_the_minute_job_reads_its_services_sweeps_in_batches(alpha, ingest, monk
 def test_an_hour_waiting_behind_a_busy_newest_hour_gets_its_turn(alpha, ingest, clickhouse):
     """A burst keeps its newest hour dirty every minute and one hour fills the budget: an older hour queued two
     minutes or more ago goes first, so it is not left until the burst ends."""
-    from analysis.work.backlog import dirty_hour_queues
     from analysis.models import DirtyHour
+    from analysis.work.backlog import dirty_hour_queues
     project, _ = alpha
     DirtyHour.objects.create(project=project, hour=f.BASE, queued_at=NOW - timedelta(minutes=3))
     DirtyHour.objects.create(project=project, hour=f.BASE + H, queued_at=NOW - timedelta(minutes=3))

@@ -5,14 +5,14 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.reads import queries
 from analysis.diagnosis.flowchart import tenant_findings
 from analysis.diagnosis.service import run_diagnosis
-from analysis.evidence_types import OTHERS, Buckets, NoisyNeighbour, TenantTail
 from analysis.diagnosis.thresholds import DEFAULT
+from analysis.evidence_types import OTHERS, Buckets, NoisyNeighbour, TenantTail
+from analysis.reads import queries
+from analysis.scope import Scope
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)
-from analysis.scope import Scope
 
 DAY = timedelta(days=1)
 SVC = "llm-gateway"

@@ -3,10 +3,10 @@ from datetime import timedelta
 from decimal import Decimal
 
 from analysis.diagnosis.service import run_diagnosis
-from analysis.rollups.materialize import materialize
 from analysis.models import ServiceCost
-from tests import factories as f
+from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
+from tests import factories as f
 
 
 def _three_successes_and_a_failure(alpha, ingest):

@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.reads.coverage import coverage
 from analysis.diagnosis.service import run_diagnosis
+from analysis.reads.coverage import coverage
 from analysis.rollups.materialize import materialize
-from tests import factories as f
 from analysis.scope import Scope
+from tests import factories as f
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)
 ATTRS = {"tenant.id": "acme", "llm.route": "/v1/chat", "gen_ai.request.model": "llama-3.1-8b",

@@ -3,11 +3,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from analysis.diagnosis.flowchart import FLOWCHART, NODES, Node, diagnose, evaluate, metric
-from analysis.evidence_types import Evidence
 from analysis.diagnosis.thresholds import DEFAULT, configured
 from analysis.diagnosis.verdicts import REGISTRY as VERDICTS
+from analysis.evidence_types import Evidence
 from tests.analysis import evidence_samples as samples
-
 
 BLANK = {"p50": None, "p95": None, "p99": None, "mean": None, "count": 0}  # a bucket the spans did not give
 

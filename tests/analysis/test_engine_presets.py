@@ -5,8 +5,8 @@ from datetime import timedelta
 import pytest
 
 from analysis.diagnosis.service import run_diagnosis
-from tests.simulated import send_simulated
 from analysis.scope import Scope
+from tests.simulated import send_simulated
 
 pytestmark = pytest.mark.slow
 

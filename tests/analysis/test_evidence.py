@@ -7,14 +7,14 @@ import pytest
 from django.core.management import call_command
 
 from analysis.diagnosis import evidence
-from analysis.diagnosis.service import run_diagnosis
 from analysis.diagnosis.evidence import collect
+from analysis.diagnosis.service import run_diagnosis
 from analysis.evidence_types import Evidence, GapFraction, InstanceGap
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from ingest.pipeline import get_writer
 from tests import factories as f
 from tests.analysis.test_queries import _scheduler_fixture, buckets, send  # noqa: F401 (fixtures)
-from analysis.scope import Scope
 
 DAY = timedelta(days=1)
 SVC = "llm-gateway"

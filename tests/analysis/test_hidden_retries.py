@@ -6,13 +6,13 @@ from datetime import timedelta
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.reads.coverage import coverage, hidden_retry_runs
 from analysis.diagnosis.flowchart import diagnose
 from analysis.diagnosis.service import run_diagnosis
+from analysis.reads.coverage import coverage, hidden_retry_runs
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from tests import factories as f
 from tests.analysis import evidence_samples as samples
-from analysis.scope import Scope
 
 BLANK = {"p50": None, "p95": None, "p99": None, "mean": None, "count": 0}
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)

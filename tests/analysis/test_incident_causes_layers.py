@@ -1,9 +1,9 @@
 """The split of a gateway's latency increase across layers (analysis/incidents/causes.py layered()): pure, on
 stage sums worked out by hand. The end-to-end version is tests/analysis/test_incident_layers.py."""
-from analysis.incidents import causes, compare
 from analysis.diagnosis.thresholds import DEFAULT
-from tests.analysis.test_incident_explain import _sums
+from analysis.incidents import causes, compare
 from tests.analysis.evidence_samples import healthy
+from tests.analysis.test_incident_explain import _sums
 
 STEPS = compare.compared_steps(healthy(), healthy(), DEFAULT)
 NAMES = ("t_queue", "t_conn", "t_first_token", "t_stream", "t_post", "t_retry", "prep", "network")

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from analysis.incidents.jobs import detect_service, judge_all
-from analysis.work.jobs import materialize_since_watermark
 from analysis.models import Incident
+from analysis.work.jobs import materialize_since_watermark
 from simulator.scenarios import PRESETS
 from tests.analysis.incident_traffic import phases
 

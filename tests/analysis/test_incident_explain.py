@@ -10,18 +10,18 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from analysis.diagnosis.service import run_diagnosis
+from analysis.diagnosis.thresholds import DEFAULT
 from analysis.errors import AnalysisError
 from analysis.incidents import causes, compare, scope
 from analysis.incidents.explain import explain
 from analysis.rollups.materialize import materialize
-from analysis.diagnosis.thresholds import DEFAULT
+from analysis.scope import Scope
 from ingest.pipeline import get_writer
 from simulator.emit import Emitter, make_exporter
 from simulator.model import simulate
 from simulator.scenarios import PRESETS
 from tests import factories as f
 from tests.analysis import evidence_samples as ev
-from analysis.scope import Scope
 
 SVC = "llm-gateway"
 MIN = timedelta(minutes=1)

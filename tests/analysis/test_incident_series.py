@@ -8,11 +8,11 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from analysis import buckets
+from analysis.diagnosis.thresholds import DEFAULT as TH
 from analysis.incidents.baseline import Chooser
 from analysis.incidents.detection import detect
-from analysis.diagnosis.thresholds import DEFAULT as TH
-from tests.helpers import publish_buckets
 from analysis.scope import Scope
+from tests.helpers import publish_buckets
 
 T0 = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
 MINUTE = timedelta(minutes=1)
@@ -436,9 +436,9 @@ def test_the_minute_job_reads_its_services_series_in_batches(clickhouse, alpha, 
     """judge_queued reads the series of BATCH services at a time (two reads a batch: the stretch, the day before),
     and finds what judging each service on its own finds; a service whose stretch an open incident moved back reads
     its own."""
-    from analysis.reads import queries
     from analysis.incidents import jobs
     from analysis.models import Incident
+    from analysis.reads import queries
     project, _ = alpha
     for k, service in enumerate(("a", "b", "c")):
         _incident_service(clickhouse, project.id, service, tag=f"t{k}")

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from simulator.scenarios import PRESETS
-from tests.fleet import Case, ONSET_S, _iso, ask, score, send_burst, wait_judged
+from tests.fleet import ONSET_S, Case, _iso, ask, score, send_burst, wait_judged
 from tests.live import UpProcess, logged_in
 
 pytestmark = pytest.mark.slow

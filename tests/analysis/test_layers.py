@@ -8,8 +8,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from analysis.reads import layers
 from analysis.rollups.materialize import materialize
-from tests import factories as f
 from analysis.scope import Scope
+from tests import factories as f
 
 GATEWAY, ENGINE = "chat-gw", "llm-70b"
 WINDOW = (f.BASE - timedelta(minutes=5), f.BASE + timedelta(hours=1))

@@ -2,9 +2,9 @@
 from datetime import timedelta
 
 from analysis.reads import lookups
+from analysis.scope import Scope
 from tests import factories as f
 from tests.analysis.test_queries import DAY, SVC, buckets, send  # noqa: F401 (fixtures)
-from analysis.scope import Scope
 
 WINDOW = (f.BASE - DAY, f.BASE + DAY)
 

@@ -8,8 +8,8 @@ import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from analysis.rollups.materialize import materialize
-from tests import factories as f
 from analysis.scope import Scope
+from tests import factories as f
 
 ERROR = f.Status.STATUS_CODE_ERROR
 CLIENT = Span.SPAN_KIND_CLIENT

@@ -6,10 +6,10 @@ from django.core.management import call_command
 
 from analysis.diagnosis.service import run_diagnosis
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from ingest import metrics
 from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 # noisy_tenant is not a verdict code: its queue is a backlog, and the tenant shows up as a finding; steady_slow

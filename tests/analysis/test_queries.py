@@ -4,11 +4,10 @@ from datetime import timedelta
 import pytest
 
 from analysis import stats
-
 from analysis.reads import queries
 from analysis.rollups.materialize import materialize
-from tests import factories as f
 from analysis.scope import Scope
+from tests import factories as f
 
 DAY = timedelta(days=1)
 ERROR = f.Status.STATUS_CODE_ERROR

@@ -7,12 +7,10 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from analysis.reads import engine_series
-
-from analysis.reads import queries
+from analysis.reads import engine_series, queries
+from analysis.scope import Scope
 from ingest import metrics
 from tests.simulated import send_simulated
-from analysis.scope import Scope
 
 
 def _gauges(service, instance, samples, t0_ns):

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.rollups import aggregates
-
-from analysis.reads import queries
 from analysis.evidence_types import OTHERS
+from analysis.reads import queries
+from analysis.rollups import aggregates
+from analysis.scope import Scope
 from analysis.windows import utc_naive
 from tests.helpers import publish_buckets
-from analysis.scope import Scope
 
 H0 = datetime(2026, 3, 2, 8)
 SVC = "svc"

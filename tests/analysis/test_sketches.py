@@ -8,15 +8,13 @@ from datetime import timedelta
 import pytest
 
 from analysis import buckets
-
-from analysis.rollups import aggregates
-
-from analysis.reads import queries
+from analysis import scope as scope_
 from analysis.evidence_types import OTHERS
+from analysis.reads import queries
+from analysis.rollups import aggregates
+from analysis.scope import Scope
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated
-from analysis import scope as scope_
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 

@@ -6,11 +6,11 @@ from datetime import timedelta
 
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from analysis.reads.coverage import coverage
 from analysis.diagnosis.service import run_diagnosis
+from analysis.reads.coverage import coverage
 from analysis.rollups.materialize import materialize
-from tests import factories as f
 from analysis.scope import Scope
+from tests import factories as f
 
 START, END = f.BASE - timedelta(minutes=5), f.BASE + timedelta(minutes=30)
 

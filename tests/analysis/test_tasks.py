@@ -8,9 +8,8 @@ from celery import Celery
 from celery.contrib.testing.worker import start_worker
 
 from analysis import tasks
-
-from analysis.work import backlog
 from analysis.models import JobWatermark, WindowDiagnosis
+from analysis.work import backlog
 from tests import factories as f
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

@@ -2,13 +2,11 @@
 versions, and read anew as soon as one of those hours is materialized or aggregated again."""
 from datetime import timedelta
 
-from analysis.reads import coverage
-
-from analysis.reads import lookups
+from analysis.reads import coverage, lookups
 from analysis.rollups.aggregates import refresh
+from analysis.scope import Scope
 from tests import factories as f
 from tests.analysis.test_queries import DAY, SVC, buckets, send  # noqa: F401 (fixtures)
-from analysis.scope import Scope
 
 WINDOW = (f.BASE - DAY, f.BASE + DAY)
 HOUR = f.BASE.replace(minute=0, second=0, microsecond=0)  # the attempts' hour

@@ -100,8 +100,8 @@ def build_site(url: str) -> Site:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from analysis.work.jobs import diagnose_window
     from analysis.rollups.materialize import materialize
+    from analysis.work.jobs import diagnose_window
     from ingest import metrics
     from ingest.pipeline import export, get_writer
     from projects.models import ApiKey, Project

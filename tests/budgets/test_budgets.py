@@ -6,8 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.fairness import Deadline
-from analysis.rollups.materialize import materialize
 from analysis.reads.queries import stage_percentiles
+from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from budgets import tasks
 from budgets.evaluation import evaluate, evaluate_active, evaluate_recent, not_evaluated
 from budgets.models import Budget, BudgetViolation, StageTarget
@@ -16,7 +17,6 @@ from budgets.stages import STAGES
 from latency_obs.celery import app
 from tests import factories as f
 from tests.helpers import Ticks
-from analysis.scope import Scope
 
 SVC = "llm-gateway"
 START, END = f.BASE, f.BASE + timedelta(days=1)

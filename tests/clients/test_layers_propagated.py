@@ -19,11 +19,11 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from analysis.reads import layers
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from tests.clients.engine_server import EngineServer, LatencyPipe
 from tests.clients.openai_server import Timing
 from tests.clients.tools import ROOT, _wait_up, clean_env, free_port, settle
 from tests.clients.venvs import client_python
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 APP, GATEWAY, ENGINE = "chat-app", "chat-gateway", "chat-engine"

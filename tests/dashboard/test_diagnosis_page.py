@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 
 from analysis.diagnosis.service import run_diagnosis
-from analysis.work.jobs import diagnose_window
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
+from analysis.work.jobs import diagnose_window
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ from itertools import combinations
 import pytest
 
 from analysis.diagnosis.flowchart import FLOWCHART, INSUFFICIENT, NODES, diagnose, walk
+from analysis.diagnosis.thresholds import DEFAULT
 from analysis.diagnosis.verdicts import REGISTRY as VERDICTS
 from analysis.evidence_types import Evidence
-from analysis.diagnosis.thresholds import DEFAULT
 from dashboard.flowchart import WRAP, layout, step_text
 
 # Evidence from partial JSON: what it leaves out is unknown.

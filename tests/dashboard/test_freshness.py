@@ -6,11 +6,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.core.cache import cache
 
-from analysis.rollups import freshness
-
 from analysis.reads import lookups
-from tests import factories as f
+from analysis.rollups import freshness
 from analysis.scope import Scope
+from tests import factories as f
 
 pytestmark = pytest.mark.django_db
 SVC = "alpha-svc"

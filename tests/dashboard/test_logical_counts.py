@@ -2,14 +2,13 @@
 left unmerged (both tables are ReplacingMergeTree), and the Overview's numbers say which window they cover."""
 import pytest
 
-from analysis.work import jobs
-
 from analysis.reads import lookups
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
+from analysis.work import jobs
 from reports.build import service_review
 from tests import factories as f
 from tests.dashboard.conftest import END, START, WINDOW
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.django_db
 SVC = "alpha-svc"

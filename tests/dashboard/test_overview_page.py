@@ -90,9 +90,7 @@ def test_the_pickers_and_coverage_are_read_beside_the_views_reads_once(ann_clien
     each once, and the page draws what they read; an error there is the page's store error (503)."""
     import threading
 
-    from analysis.reads import coverage
-
-    from analysis.reads import lookups
+    from analysis.reads import coverage, lookups
     from store.errors import ClickHouseError
     seen = []
 

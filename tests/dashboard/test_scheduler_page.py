@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 
-from analysis.rollups.materialize import materialize
 from analysis.panels import scheduler as scheduling
+from analysis.rollups.materialize import materialize
 from tests import factories as f
 from tests.dashboard.pages import spec, text_of
 

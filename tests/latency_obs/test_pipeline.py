@@ -6,9 +6,8 @@ from datetime import timedelta
 import pytest
 
 from alerts.models import AlertRule, AlertState, Webhook
-from analysis.work import backlog
-from analysis.work import jobs
 from analysis.models import JobWatermark, WindowDiagnosis
+from analysis.work import backlog, jobs
 from budgets import evaluation
 from budgets.models import Budget, BudgetViolation
 from latency_obs import pipeline

@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 
 from analysis.diagnosis.service import run_diagnosis
+from analysis.scope import Scope
 from simulator.incidents import CAUSES
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 # a slow decode at the healthy base's 5 rps fills every slot (a backlog, which the flowchart asks about first):

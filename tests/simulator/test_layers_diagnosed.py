@@ -6,9 +6,9 @@ import time
 import pytest
 
 from analysis.diagnosis.service import run_diagnosis
+from analysis.scope import Scope
 from simulator.scenarios import LAYERED_PRESETS, PRESETS
 from tests.simulated import send_simulated
-from analysis.scope import Scope
 
 pytestmark = pytest.mark.slow
 SEEDS = (1, 2, 3)

@@ -6,12 +6,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from analysis.scope import Scope
 from ingest.grpc_server import build_server
 from ingest.pipeline import get_writer
 from simulator.model import simulate
 from simulator.scenarios import PRESETS
 from tests.helpers import attempts
-from analysis.scope import Scope
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The verdicts of time waiting in the queue: a backlog, slots idle under it, retries feeding it."""
-from analysis.diagnosis.verdicts.record import B4, SIGNATURES, PLAYBOOK, TRIAGE, Verdict, fix
+from analysis.diagnosis.verdicts.record import B4, PLAYBOOK, SIGNATURES, TRIAGE, Verdict, fix
 
 QUEUE = (("scheduler", {}), ("runs", {"bucket": "t_queue"}))
 

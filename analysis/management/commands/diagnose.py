@@ -4,11 +4,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.serializers.json import DjangoJSONEncoder
 
 from analysis.diagnosis.service import run_diagnosis
-from analysis.windows import parse_instant
 from analysis.errors import AnalysisError
+from analysis.scope import Scope
+from analysis.windows import parse_instant
 from projects.models import Project
 from store.reasons import Reason
-from analysis.scope import Scope
 
 
 class Command(BaseCommand):
