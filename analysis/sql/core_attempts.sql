@@ -1,7 +1,7 @@
 -- The attempts of one service (and route) in a window's aggregated core: counted (request_hours), sketched
 -- (bucket_hours, which leaves out services past the 1000 busiest of a refresh) and segmented (segment_hours cut at
 -- {edges}, the configured ANALYSIS_SEGMENT_EDGES): the sketches serve the window when it holds
--- analysis.reads.queries.SKETCH_MIN_ATTEMPTS and they cover every one of them. One pass with one version test
+-- analysis.scope.SKETCH_MIN_ATTEMPTS and they cover every one of them. One pass with one version test
 -- (a version test per table: 30 ms for a 24 h core; one: 22 ms).
 SELECT sumIf(n, kind = 0) AS counted, sumIf(n, kind = 1) AS sketched, sumIf(n, kind = 2) AS segmented
 FROM
