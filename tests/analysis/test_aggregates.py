@@ -468,12 +468,12 @@ def test_chunks_of_the_refresh_change_nothing_but_its_statements(pid, monkeypatc
     CHUNK_HOURS, or of one hour, give the same reads of every aggregate."""
     start, end = H0 + timedelta(minutes=17, seconds=3), H0 + timedelta(hours=3, minutes=41)
 
-    def reads():
-        return [lookups.service_choices(pid, start, end).values, queries.bucket_distribution(pid, "svc", start, end),
-                queries.retry_summary(pid, "svc", start, end), queries.churn_windows(pid, "svc", start, end),
-                queries.request_shares(pid, "svc", start, end), queries.tenant_tails(pid, "svc", start, end),
-                queries.scheduler_sweep(pid, "svc", start, end, bucket_ms=60_000),
-                queries.overview_series(pid, "svc", H0, H0 + timedelta(hours=4), 900_000)]
+    def reads():  # new Scopes each time: a Scope keeps the split it saw first
+        window, day = Scope(pid, "svc", start, end), Scope(pid, "svc", H0, H0 + timedelta(hours=4))
+        return [lookups.service_choices(window).values, queries.bucket_distribution(window),
+                queries.retry_summary(window), queries.churn_windows(window), queries.request_shares(window),
+                queries.tenant_tails(window), queries.scheduler_sweep(window, bucket_ms=60_000),
+                queries.overview_series(day, 900_000)]
 
     whole = reads()
     for chunk in (1, 6):
