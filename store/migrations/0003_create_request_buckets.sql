@@ -1,6 +1,6 @@
 -- One row per attempt span with its buckets, instants and stage sums: what analysis reads instead of
 -- the attempts view (whose FINAL and joins over every service take seconds per query).
--- Filled by analysis/rollups/materialize.py per (project, hour of queued_at); re-running an hour replaces its
+-- Filled by analysis/materialize.py per (project, hour of queued_at); re-running an hour replaces its
 -- rows (ReplacingMergeTree on computed_at), so read with FINAL.
 -- TRICKY: the key uses the attempt's start_at, not queued_at: start_at never changes, while queued_at
 -- moves when an SGLang prefill_waiting child arrives later; queries bound start_at to the window

@@ -1,5 +1,5 @@
 -- Scheduler state per instance-minute and per tenant-hour of each service (docs/span-convention.md, "Scheduler
--- state over time"): the scheduler_pieces view's rows for whole hours, written by analysis/rollups/aggregates.py when
+-- state over time"): the scheduler_pieces view's rows for whole hours, written by analysis/aggregates.py when
 -- attempts are materialized, so the scheduler series and gap_fraction over hours or days read minutes, not a
 -- sweep over every attempt. Instance rows (is_instance_row) hold one minute each; tenant rows hold the hour
 -- (minute = hour): their in_flight_backlog_ms is additive over hours, not minutes (see the view).

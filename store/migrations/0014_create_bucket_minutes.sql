@@ -1,5 +1,5 @@
--- Per-minute sketches of the buckets of each service and route (analysis/rollups/aggregates.py): for windows past
--- analysis.reads.queries.SKETCH_AFTER the distributions, the Overview series and the incident series merge these states
+-- Per-minute sketches of the buckets of each service and route (analysis/aggregates.py): for windows past
+-- analysis.queries.SKETCH_AFTER the distributions, the Overview series and the incident series merge these states
 -- for the window's whole hours instead of reading every attempt. A DDSketch (quantilesDD) with relative accuracy
 -- 0.002: a quantile read from it is within 0.2 % of a value at that rank. Sums and counts are exact (means and
 -- counts do not change); ttft_ok / total_ok are over successful attempts (the Overview's quantiles).

@@ -1,5 +1,5 @@
 -- Measurement coverage (analysis/sql/_coverage_counts.sql) per project, service, hour of queued_at, route and span
--- form, written with the other aggregates (analysis/rollups/aggregates.py) so the coverage of a long window sums hours.
+-- form, written with the other aggregates (analysis/aggregates.py) so the coverage of a long window sums hours.
 -- Versions as scheduler_minutes: reads keep each hour's version recorded in aggregated_hours.
 CREATE TABLE IF NOT EXISTS coverage_hours
 (

@@ -1,5 +1,5 @@
 -- Per project, service, hour, route and tenant: attempts and the tails' DDSketches (total, TTFT, t_queue; relative
--- accuracy 0.002) with their counts, written with the other aggregates (analysis/rollups/aggregates.py), so the tenant tails
+-- accuracy 0.002) with their counts, written with the other aggregates (analysis/aggregates.py), so the tenant tails
 -- of a long window merge one row per tenant and hour instead of reading every attempt.
 -- Versions as scheduler_minutes: reads keep each hour's version recorded in aggregated_hours.
 CREATE TABLE IF NOT EXISTS tenant_hours

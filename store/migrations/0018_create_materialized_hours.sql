@@ -1,4 +1,4 @@
--- One row per (project, hour) each time analysis/rollups/materialize.py rewrites that hour's request_buckets rows, written
+-- One row per (project, hour) each time analysis/materialize.py rewrites that hour's request_buckets rows, written
 -- after them: reads keep the rows of each hour's latest version (analysis/sql/_current.sql) instead of reading
 -- FINAL, which merges the sort key (trace and span ids) of every row it reads.
 CREATE TABLE IF NOT EXISTS materialized_hours

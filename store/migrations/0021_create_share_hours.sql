@@ -1,5 +1,5 @@
 -- Per-request shares per service, route and hour of one project's successful attempts (request_shares.sql, for
--- windows read from sketches: analysis/rollups/aggregates.py): counts, and a DDSketch state (relative accuracy 0.002) of
+-- windows read from sketches: analysis/aggregates.py): counts, and a DDSketch state (relative accuracy 0.002) of
 -- each share, stage time and decode cost whose median (or p50 and p95) the diagnosis reads.
 CREATE TABLE IF NOT EXISTS share_hours
 (

@@ -1,5 +1,5 @@
 -- bucket_hours per prompt-length segment (bucket_distribution_by_segment.sql, for windows read from sketches:
--- analysis/rollups/aggregates.py): segment i of `edges` (the ANALYSIS_SEGMENT_EDGES a refresh ran with, in input tokens)
+-- analysis/aggregates.py): segment i of `edges` (the ANALYSIS_SEGMENT_EDGES a refresh ran with, in input tokens)
 -- holds input_tokens in [edges[i], edges[i+1]), -1 the attempts without input_tokens. A read uses the rows of its
 -- own edges only, and reads every attempt when they do not cover its window (the edges setting changed since).
 CREATE TABLE IF NOT EXISTS segment_hours

@@ -1,5 +1,5 @@
 -- Per project, service, hour and route: retry_summary.sql's counts (runs, retries, failed attempts and the tokens
--- they took, failed attempts per retry cause), written with the other aggregates (analysis/rollups/aggregates.py), so the
+-- they took, failed attempts per retry cause), written with the other aggregates (analysis/aggregates.py), so the
 -- retries of a window with whole aggregated hours add counts instead of reading every attempt. Exact.
 -- Versions as scheduler_minutes: reads keep each hour's version recorded in aggregated_hours.
 CREATE TABLE IF NOT EXISTS retry_hours

@@ -1,6 +1,6 @@
 -- Per project, service and minute, over every route (by_route = false, route '') and per route (by_route = true):
 -- churn_windows.sql's row of the minute (attempts, new connections, retries, successful runs, exact p95 and stddev
--- of t_first_token and TTFT over successful attempts), written with the other aggregates (analysis/rollups/aggregates.py).
+-- of t_first_token and TTFT over successful attempts), written with the other aggregates (analysis/aggregates.py).
 -- A minute lies inside one hour, so its row is final once the hour is: a window's aggregated core reads these
 -- rows instead of every attempt, with the same answers (a tenant filter still reads every attempt); a p95 or stddev
 -- without values is NULL, as the read of every attempt gives it. Versions as scheduler_minutes: reads keep each

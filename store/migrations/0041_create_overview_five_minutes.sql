@@ -1,6 +1,6 @@
 -- Per project, service and five minutes, every route together: the Overview series' columns of bucket_minutes
 -- (attempts, errors, DDSketch states and counts of TTFT and total over successful attempts), merged from its
--- rows when an hour is aggregated (analysis/rollups/aggregates.py). A series of a long window without a route filter
+-- rows when an hour is aggregated (analysis/aggregates.py). A series of a long window without a route filter
 -- (buckets of 5 minutes or more: 15 minutes over a day) merges 288 rows a day instead of 1,440 per route: one
 -- service's day, 10M-span bench data, 219 ms to read from bucket_minutes. The same states merged, so the same
 -- quantiles. Versions as scheduler_minutes: reads keep each hour's version recorded in aggregated_hours.

@@ -1,7 +1,7 @@
 -- Per project, service and minute: incident detection's series row (incident_series_slices.sql: attempts, errors,
 -- exact p50/p95 and the count of known values of every bucket) of the whole service (dimension '', value '') and of
 -- each of its routes, tenants and instances (dimension 'route', 'tenant' or 'instance', its value; named values
--- only), written with the other aggregates (analysis/rollups/aggregates.py). A minute lies inside one hour, so its row is
+-- only), written with the other aggregates (analysis/aggregates.py). A minute lies inside one hour, so its row is
 -- final once the hour is: the incidents step re-reads the same hours every minute, and reads their rows here instead
 -- of every attempt, with the same answers. Every value of a dimension is kept (which slices a window judges depends
 -- on the whole window). Versions as churn_minutes: reads keep each hour's version recorded in aggregated_hours.

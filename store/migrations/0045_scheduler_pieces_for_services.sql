@@ -1,6 +1,6 @@
 -- 0031's scheduler_pieces for a list of services (empty: every service of the project) instead of one:
 -- a diagnosis's sweep over the minute job's 15-minute window is mostly planning (~100-150 ms of a ~150-230 ms read on
--- the 10M-span bench data), so the diagnose steps read a few services' sweeps at once (analysis/reads/sweeps.py).
+-- the 10M-span bench data), so the diagnose steps read a few services' sweeps at once (analysis/sweeps.py).
 CREATE OR REPLACE VIEW scheduler_pieces AS
 SELECT
     -- grouping sets leave the keys a row is not grouped by empty: instance rows have tenant '', tenant rows instance ''

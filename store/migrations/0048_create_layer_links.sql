@@ -1,6 +1,6 @@
 -- One row per pair of attempts of two services in one trace: a gateway's call (its attempt) and the engine's
 -- attempt under it, with the cross-layer buckets (analysis/sql/materialize_layer_links.sql, docs/cross-layer.md).
--- Filled by analysis/rollups/materialize.py with request_buckets; a recompute writes the same keys anew
+-- Filled by analysis/materialize.py with request_buckets; a recompute writes the same keys anew
 -- (ReplacingMergeTree on computed_at): read with FINAL. Keyed by the call's start, which never changes.
 CREATE TABLE IF NOT EXISTS layer_links
 (
