@@ -256,8 +256,10 @@ if CACHE_URL.startswith("locmem://"):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                           "OPTIONS": {"MAX_ENTRIES": 100_000}}}
 else:
+    # VERSION: cached answers are pickles of analysis classes; bump it when they move or change shape, so that an
+    # upgraded process never unpickles an older layout's entries (2: analysis/ in packages)
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
-                          "KEY_PREFIX": "latency_obs"}}
+                          "KEY_PREFIX": "latency_obs", "VERSION": 2}}
 
 # Headers: Content-Security-Policy and, where Django's middleware does not reach, these from
 # latency_obs/security_headers.py; cookie flags.
