@@ -108,7 +108,9 @@ def _state(project_id: int, row: dict) -> str:
     seen = [m for m in (row["computed_at"], mark and mark[0]) if m is not None]
     if seen and row["ingested_at"] < max(seen) - OVERLAP:
         return "fresh"
-    if mark and mark[1] >= REST_FLOOR and row["checked_at"] < mark[0] + 2 * mark[1]:  # mark: (checked at, took)
+    # mark: (checked at, took); the minute job's marks have no check time: its run began at the hour's computed_at
+    began = mark and (mark[0] or row["computed_at"])
+    if began and mark[1] >= REST_FLOOR and row["checked_at"] < began + 2 * mark[1]:
         return "resting"
     return "stale"
 
@@ -128,17 +130,21 @@ def _materialize(project_id: int, stale: list[datetime], checked_at: datetime | 
         mark = cache.get(_mark_key(project_id, hour))
         if time.monotonic() + (mark[1].total_seconds() if mark else 0) >= deadline:
             break
-        _materialize_hour(project_id, hour, checked_at)
+        materialize_hour(project_id, hour, checked_at)
         done += 1
     return done
 
 
-def _materialize_hour(project_id: int, hour: datetime, checked_at: datetime | None) -> None:
-    """Materialize one hour and mark it: the check's time (spans ingested since are newer) and how long it took."""
+def materialize_hour(project_id: int, hour: datetime, checked_at: datetime | None = None,
+                     now: datetime | None = None) -> int:
+    """Materialize one hour and mark it: the check's time (spans ingested since are newer; None from the minute job,
+    whose run materialized_hours dates) and how long it took, so that the first read after the minute job already
+    knows a busy hour and leaves it to the background. Returns materialize()'s row count."""
     began = time.monotonic()
-    materialize(project_id, hour, hour + HOUR)
+    rows = materialize(project_id, hour, hour + HOUR, now)
     took = timedelta(seconds=time.monotonic() - began)
     cache.set(_mark_key(project_id, hour), (checked_at, took), timeout=(settings.ANALYSIS_FRESH_HOURS + 2) * 3600)
+    return rows
 
 
 def _in_background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
@@ -154,7 +160,7 @@ def _in_background(project_id: int, hours: list[datetime], checked_at: datetime 
 def _background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
     try:
         for hour in hours:
-            _materialize_hour(project_id, hour, checked_at)
+            materialize_hour(project_id, hour, checked_at)
     except Exception:  # the minute job materializes them anyway; a read must never see this thread's failure
         log.exception("background refresh of project %s failed", project_id)
     finally:

@@ -15,8 +15,7 @@ from analysis.fairness import Deadline, by_project, run_in_turns
 from analysis.models import DirtyHour, PendingDiagnosis, WindowDiagnosis
 from analysis.reads import sweeps
 from analysis.reads.queries import active_services
-from analysis.rollups import aggregates
-from analysis.rollups.materialize import HOUR, materialize
+from analysis.rollups import aggregates, freshness
 from analysis.scope import Scope
 from analysis.windows import last_full_hour, recent_window
 from analysis.work import backlog
@@ -48,7 +47,7 @@ def materialize_since_watermark(now: datetime, deadline: Deadline | None = None)
 
     def unit(dirty: DirtyHour) -> str:
         nonlocal rows
-        rows += materialize(dirty.project_id, dirty.hour, dirty.hour + HOUR, now)
+        rows += freshness.materialize_hour(dirty.project_id, dirty.hour, now=now)  # marks its duration for reads
         projects.add(dirty.project_id)
         dirty.delete()
         return "materialized"

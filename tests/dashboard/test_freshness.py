@@ -105,3 +105,18 @@ def test_the_check_reads_the_hours_each_insert_marks(members, ingest, clickhouse
     assert [(row["hour"], row["ingested_at"]) for row in rows] == [
         (f.BASE + timedelta(hours=1), second.replace(tzinfo=timezone.utc)),
         (f.BASE, second.replace(tzinfo=timezone.utc))]
+
+
+def test_the_minute_job_marks_how_long_an_hour_took_so_reads_know_a_busy_hour(members, ingest, clickhouse):
+    from analysis.work import jobs
+
+    _, alpha, key = members["ann"]
+    now = datetime.now(timezone.utc)
+    ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
+    hour = (now - timedelta(seconds=60)).replace(minute=0, second=0, microsecond=0)
+    cache.delete(freshness._mark_key(alpha.pk, hour))
+    assert jobs.materialize_since_watermark(now)["hours"] >= 1
+    checked_at, took = cache.get(freshness._mark_key(alpha.pk, hour))
+    assert checked_at is None and took > timedelta(0)  # its run is dated by materialized_hours, its duration kept
+    window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
+    assert freshness.refresh(alpha.pk, *window).left == 0  # and the read finds the hour current
