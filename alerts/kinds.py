@@ -20,7 +20,7 @@ from analysis import stats
 from analysis.diagnosis.verdicts import REGISTRY
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
-from analysis.panels import overview, scheduler
+from analysis.panels import overview, retries, scheduler
 from analysis.reads import queries
 from analysis.reads import slos as slo_status
 from analysis.scope import Scope
@@ -130,17 +130,9 @@ class RetryRate(Kind):
     """Extra attempts per run; requests counts runs."""
 
     def measure(self, rule, start, end):
-        args = (rule.project_id, rule.service, start, end)
-        if rule.group_by == "service":
-            groups = [("", {"route": rule.route})]
-        else:
-            rows = queries.bucket_distribution_by_dimension(Scope(*args, route=rule.route), dimension=rule.group_by)
-            groups = [(r["value"], {"route": rule.route, rule.group_by: r["value"]}) for r in rows]
-        out = {}
-        for key, where in groups:
-            s = queries.retry_summary(Scope(*args, **where))
-            out[key] = (stats.ratio(s["extra_attempts"], s["runs"]), s["runs"])
-        return out
+        # the retry numbers of the weekly review (analysis/panels/retries.py), per route or tenant
+        groups = retries.per_group(Scope(rule.project_id, rule.service, start, end, route=rule.route), rule.group_by)
+        return {key: (r.extra_per_run, r.runs) for key, r in groups.items()}
 
     unit = "per run"
 

@@ -12,7 +12,7 @@ from analysis.diagnosis.service import cost_per_success
 from analysis.evidence_types import LEVELS, Buckets
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
-from analysis.panels import connections, overview, scheduler
+from analysis.panels import connections, overview, retries, scheduler
 from analysis.panels.overview import Headline
 from analysis.reads import queries
 from analysis.scope import Scope
@@ -87,8 +87,8 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
     week = Scope(project.pk, service, start, end)
     # the Overview's headline numbers of this week and the one before
     this, last = overview.headline(week), overview.headline(replace(week, start=start - timedelta(days=7), end=start))
-    retries = queries.retry_summary(week)
-    per_hour = evidence.per_hour(retries["successful_runs"], (end - start).total_seconds() * 1000)
+    tried = retries.build(week)
+    per_hour = evidence.per_hour(tried.successful_runs, (end - start).total_seconds() * 1000)
     return {
         "service": service,
         "requests": {"this": this.requests, "last": last.requests},
@@ -97,7 +97,8 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
         "violations": _violations(project, service, start, end),
         "tenants": _tenants(queries.tenant_tails(week)),
         "days": _days(week),
-        "retries": {k: retries[k] for k in ("runs", "extra_attempts", "wasted_input_tokens", "wasted_output_tokens")},
+        "retries": {k: getattr(tried, k) for k in ("runs", "extra_attempts", "wasted_input_tokens",
+                                                    "wasted_output_tokens")},
         "successes_per_hour": per_hour,
         "cost_per_success_usd": cost_per_success(project.pk, service, per_hour),
         "diagnoses": _diagnoses(project, service, start, end),
