@@ -9,10 +9,10 @@ from datetime import datetime, timedelta, timezone
 from analysis.buckets import PARTS
 from analysis.diagnosis import evidence
 from analysis.diagnosis.service import cost_per_success
-from analysis.evidence_types import LEVELS, Buckets
+from analysis.evidence_types import LEVELS, Buckets, TenantTail
 from analysis.incidents import headlines
 from analysis.models import Incident, WindowDiagnosis
-from analysis.panels import connections, overview, retries, scheduler
+from analysis.panels import connections, overview, retries, scheduler, tenants
 from analysis.panels.overview import Headline
 from analysis.reads import queries
 from analysis.scope import Scope
@@ -45,9 +45,9 @@ def _dominance(this: Headline, last: Headline) -> dict:
     return {b: {side: getattr(shares[side], b).p95_share for side in ("this", "last")} for b in PARTS}
 
 
-def _tenants(rows: list[dict]) -> list[dict]:
+def _tenants(rows: list[TenantTail]) -> list[dict]:
     """The TOP_TENANTS worst tenants by TTFT p95 (unknown last)."""
-    tails = sorted(evidence.tenants(rows), key=lambda t: -(t.ttft_p95 if t.ttft_p95 is not None else -1))
+    tails = sorted(rows, key=lambda t: -(t.ttft_p95 if t.ttft_p95 is not None else -1))
     return [{"tenant": t.tenant, "requests": t.count, "ttft_p95": t.ttft_p95, "total_p95": t.total_p95}
             for t in tails[:TOP_TENANTS]]
 
@@ -95,7 +95,7 @@ def service_review(project, service: str, start: datetime, end: datetime) -> dic
         "percentiles": _percentiles(this, last),
         "dominance": _dominance(this, last),
         "violations": _violations(project, service, start, end),
-        "tenants": _tenants(queries.tenant_tails(week)),
+        "tenants": _tenants(tenants.tails(week)),
         "days": _days(week),
         "retries": {k: getattr(tried, k) for k in ("runs", "extra_attempts", "wasted_input_tokens",
                                                     "wasted_output_tokens")},

@@ -14,7 +14,7 @@ from django.conf import settings
 from analysis.diagnosis import evidence
 from analysis.diagnosis import flowchart as diagnosis
 from analysis.diagnosis.thresholds import Thresholds, configured
-from analysis.evidence_types import Buckets, NoisyNeighbour, is_others
+from analysis.evidence_types import Buckets, NoisyNeighbour, TenantTail, is_others
 from analysis.reads import queries
 from analysis.scope import Scope
 from analysis.stats import ratio
@@ -63,17 +63,17 @@ def build(scope: Scope, noisy: bool = True) -> Tenants:
                               lambda: noisy_neighbours(scope) if noisy else [])
     buckets = Buckets.from_json(dist["buckets"])
     keep = [n.tenant for n in neighbours if not is_others(n)][:evidence.NOISY_TOP]
-    tails = evidence.tenants(queries.tenant_tails_top(scope, settings.DASHBOARD_TABLE_ROWS,
-                                                      keep=keep, **evidence.outlier_floors(buckets, thresholds)))
-    findings = diagnosis.tenant_findings(buckets, tails, neighbours, thresholds)
+    top = evidence.tenants(queries.tenant_tails_top(scope, settings.DASHBOARD_TABLE_ROWS,
+                                                    keep=keep, **evidence.outlier_floors(buckets, thresholds)))
+    findings = diagnosis.tenant_findings(buckets, top, neighbours, thresholds)
     codes: dict[str, list[str]] = {}
     for finding in findings:
         codes.setdefault(finding["tenant"], []).append(finding["code"])
-    arrivals = evidence.arrival_shares(tails)
+    arrivals = evidence.arrival_shares(top)
     rows = [{"tenant": t.tenant, "values": t.values, "requests": t.count, "share_pct": 100 * arrivals[t.tenant],
              "ttft_p95": t.ttft_p95, "ttft_p99": t.ttft_p99, "total_p95": t.total_p95, "total_p99": t.total_p99,
              "t_queue_p95": t.t_queue_p95, "ttft_ratio": ratio(t.ttft_p95, buckets.ttft.p95),
-             "codes": [] if is_others(t) else codes.get(t.tenant, [])} for t in tails]
+             "codes": [] if is_others(t) else codes.get(t.tenant, [])} for t in top]
     slots = [{"tenant": n.tenant, "values": n.values, "slot_share": n.in_flight_share_during_backlog,
               "arrival_share": None if is_others(n) else arrivals.get(n.tenant, 0.0),
               "slots_per_arrival": None if is_others(n) else ratio(n.in_flight_share_during_backlog,
@@ -81,8 +81,16 @@ def build(scope: Scope, noisy: bool = True) -> Tenants:
               "others_t_queue_p95": n.others_t_queue_p95, "codes": [] if is_others(n) else codes.get(n.tenant, [])}
              for n in neighbours]
     return Tenants(**_split("rows", "others", rows), **_split("noisy", "noisy_others", slots),
-                   tenants=sum(t.values or 1 for t in tails), requests=sum(t.count for t in tails), service=buckets,
+                   tenants=sum(t.values or 1 for t in top), requests=sum(t.count for t in top), service=buckets,
                    findings=findings, thresholds=thresholds)
+
+
+def tails(scope: Scope) -> list[TenantTail]:
+    """Every tenant's tails over the scope's service and route (its tenant is not applied), most requests first:
+    count, TTFT / total / t_queue p95 and p99 in ms, exact and unbounded (queries.tenant_tails): the rows build()
+    bounds and pools. The cheap entry point of the weekly review and the tenant_tail alert kind: no service
+    distribution, no noisy-neighbour sweep."""
+    return evidence.tenants(queries.tenant_tails(scope))
 
 
 def _split(name: str, pooled: str, rows: list[dict]) -> dict:
