@@ -21,7 +21,6 @@ from analysis.diagnosis.verdicts import REGISTRY
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.panels import overview, retries, scheduler, tenants
-from analysis.reads import queries
 from analysis.reads import slos as slo_status
 from analysis.scope import Scope
 from analysis.windows import iso
@@ -102,7 +101,9 @@ class Percentile(Kind):
 
     def measure(self, rule, start, end):
         scope = Scope(rule.project_id, rule.service, start, end, route=rule.route)
-        return queries.bucket_quantile(scope, rule.bucket, rule.percentile / 100, group=rule.group_by)
+        # the Overview's percentile of the bucket (analysis/panels/overview.py), per route or tenant
+        found = overview.quantile(scope, rule.bucket, rule.percentile, by=rule.group_by)
+        return {key: (q.value_ms, q.requests) for key, q in found.items()}
 
     def label(self, rule):
         return f"p{rule.percentile} {rule.bucket} (ms)"

@@ -1,7 +1,8 @@
 """The Overview page's numbers: the service's request rate, error share and TTFT / total percentiles over time,
 each bucket's distribution (the whole scope's and per route), and its time across layers as a gateway.
 
-headline() is the part the weekly review and the alert kinds read too: the scope's attempts and their buckets.
+headline() is the part the weekly review and the alert kinds read too: the scope's attempts and their buckets;
+quantile() one bucket's percentile per route or tenant, the percentile alert kind's.
 """
 from dataclasses import dataclass
 
@@ -35,6 +36,22 @@ class Overview:
     headline: Headline
     totals: dict
     layers: Layers
+
+
+@dataclass(frozen=True)
+class Quantile:
+    """One bucket's quantile in ms (None when no attempt has the bucket) and the attempts it is over."""
+    value_ms: float | None
+    requests: int
+
+
+def quantile(scope: Scope, bucket: str, percentile: int, by: str = "") -> dict[str, Quantile]:
+    """`bucket` (a name of analysis.buckets.ALL) at `percentile` (50, 90, 95, 99) per value of `by` (route or tenant;
+    anything else: the whole scope, under the key ""), most attempts first; {} without attempts. Over every tenant
+    (the scope's tenant is not applied). Exact as the headline's p50 / p95 / p99 of a window under SKETCH_AFTER (the
+    same interpolation between ranks): what the percentile alert kind judges."""
+    found = queries.bucket_quantile(scope, bucket, percentile / 100, group=by)
+    return {key: Quantile(value_ms=value, requests=requests) for key, (value, requests) in found.items()}
 
 
 def headline(scope: Scope) -> Headline:
