@@ -6,7 +6,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from analysis.fairness import Deadline, by_project, run_in_turns
-from analysis.reads import queries
+from analysis.panels import budgets as stage_percentiles
 from analysis.scope import Scope
 from analysis.windows import recent_window
 from budgets.models import Budget, BudgetViolation
@@ -20,13 +20,13 @@ def evaluate(budget: Budget, start: datetime, end: datetime, min_requests: int =
     """Store and return the violations of `budget` over [start, end): "total" and each targeted stage whose
     measured percentile exceeds its target, on at least `min_requests` requests. Replaces the window's
     earlier violations (a stage back within budget loses its violation)."""
-    measured = queries.stage_percentiles(Scope(budget.project_id, budget.service, start, end, route=budget.route),
-                                         budget.percentile)
+    measured = stage_percentiles.build(Scope(budget.project_id, budget.service, start, end, route=budget.route),
+                                       budget.percentile).stages
     targets = {TOTAL: budget.total_ms, **{t.stage: t.target_ms for t in budget.stages.all()}}
     now = timezone.now()
     found = []
     for stage, target in targets.items():
-        value, count = measured[stage]["value"], measured[stage]["count"]
+        value, count = measured[stage].value_ms, measured[stage].count
         if count < min_requests or value is None or value <= target:
             continue
         found.append(BudgetViolation(budget=budget, start=start, end=end, stage=stage, percentile=budget.percentile,

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from analysis.fairness import Deadline
+from analysis.panels import budgets as stage_panel
 from analysis.reads.queries import stage_percentiles
 from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
@@ -81,6 +82,18 @@ def test_evaluate_records_overspent_stages_with_exact_over_ms(alpha, send):
     assert set(_by_stage(BudgetViolation.objects.all())) == {"model", "network"}
     v = BudgetViolation.objects.get(stage="model")
     assert (v.percentile, v.target_ms, v.start, v.end) == (95, 1600, START, END)
+
+
+def test_violations_are_the_stage_panels_numbers(alpha, send):
+    project, key = alpha
+    send(project, key, _request())
+    measured = stage_panel.build(Scope(project.pk, SVC, START, END), 95)
+    # _request's p95s: model 2160, network 260 over 5 requests; retrieval has no value
+    assert (measured.requests, measured.stages["model"], measured.stages["retrieval"]) == (
+        5, stage_panel.Stage(value_ms=pytest.approx(2160), count=5), stage_panel.Stage(value_ms=None, count=0))
+    found = evaluate(Budget.from_preset(project, SVC, "", "seed-003-2.5s"), START, END, min_requests=5)
+    assert {v.stage: (v.measured_ms, v.requests) for v in found} == {
+        stage: (measured.stages[stage].value_ms, measured.stages[stage].count) for stage in ("model", "network")}
 
 
 def test_total_violation_and_another_percentile(alpha, send):
