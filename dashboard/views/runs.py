@@ -1,14 +1,11 @@
 """Runs: search by run id / trace id / tenant or list the slowest runs of the window; one run's waterfall."""
-from datetime import timedelta
-
 from django.views.decorators.http import require_GET
 
 from analysis.buckets import PARTS
-from analysis.reads import runs as runs_
+from analysis.panels import runs as numbers
+from analysis.scope import Scope
 from dashboard import charts, waterfall
 from dashboard.access import page
-
-WIDER = timedelta(days=7)
 
 
 def list_options(params) -> dict:
@@ -17,7 +14,7 @@ def list_options(params) -> dict:
     sort = params.get("sort", "")
     bucket = params.get("bucket", "")
     return {"q": params.get("q", "").strip(),
-            "sort": sort if sort in runs_.SORTS else "total",
+            "sort": sort if sort in numbers.SORTS else "total",
             "bucket": bucket if bucket in PARTS else "",
             "status": params.get("status", "") if params.get("status") in ("error", "ok") else "",
             "retried": "1" if params.get("retried") == "1" else ""}
@@ -27,23 +24,16 @@ def list_options(params) -> dict:
 @page
 def runs(request, page):
     f, opts = page.filters, list_options(request.GET)
-    matched, wider = None, None
-    if opts["q"]:
-        # an id search looks in every service of the project: whoever pastes an id need not know its service
-        matched = runs_.match(page.project.pk, f.start, f.end, opts["q"])
-        if not matched:
-            wider = f.query(range="", start=f.end - WIDER, end=f.end, service="", q=opts["q"])
-    found = runs_.search(
-        page.project.pk, f.start, f.end, service="" if opts["q"] else f.service, route=f.route, tenant=f.tenant,
-        runs=matched, sort=opts["bucket"] or opts["sort"], status=opts["status"], retried=opts["retried"])
-    for r in found:
-        # TRICKY: the URL pattern (<path:run_id>) opens a pasted run id with "/", but a link to one is not
-        # safe: browsers resolve "." and ".." segments (escaped or not), so a hostile id could lead elsewhere.
-        # Such a run is listed without a link.
-        r["link"] = f.query(service=r["service"]) if "/" not in r["run_id"] else None
+    found = numbers.build(page.scope, q=opts["q"], sort=opts["bucket"] or opts["sort"], status=opts["status"],
+                          retried=bool(opts["retried"]))
+    wider = None if found.wider is None else f.query(range="", start=found.wider[0], end=found.wider[1], service="",
+                                                     q=opts["q"])
+    # TRICKY: the URL pattern (<path:run_id>) opens a pasted run id with "/", but a link to one is not safe: browsers
+    # resolve "." and ".." segments (escaped or not), so a hostile id could lead elsewhere. Such a run is listed
+    # without a link.
+    rows = [{**r, "link": f.query(service=r["service"]) if "/" not in r["run_id"] else None} for r in found.runs]
     return page.render("dashboard/runs.html", {
-        "runs": found, "opts": opts, "wider": wider, "wider_covered": f.end - f.start >= WIDER,
-        "choices": choices(f, opts)})
+        "runs": rows, "opts": opts, "wider": wider, "wider_covered": found.wider_covered, "choices": choices(f, opts)})
 
 
 def choices(f, opts) -> dict:
@@ -51,7 +41,7 @@ def choices(f, opts) -> dict:
     def link(**changes):
         return f.query(**{**opts, **changes})
     return {
-        "order": [(s, link(sort=s, bucket=""), not opts["bucket"] and opts["sort"] == s) for s in runs_.SORTS]
+        "order": [(s, link(sort=s, bucket=""), not opts["bucket"] and opts["sort"] == s) for s in numbers.SORTS]
                  + [(b, link(bucket=b), opts["bucket"] == b) for b in PARTS],
         "status": [(label, link(status=v), opts["status"] == v) for label, v in
                    (("any", ""), ("failed", "error"), ("succeeded", "ok"))],
@@ -66,17 +56,14 @@ def run(request, page, run_id):
     f = page.filters
     # the run's own service only when the link says so; a pasted URL finds the run in any service
     service = request.GET.get("service", "")
-    attempts = runs_.attempts(page.project.pk, run_id, f.start, f.end, service=service)
-    if not attempts:
+    found = numbers.of(Scope(page.project.pk, service, f.start, f.end), run_id)
+    if found is None:
         return page.render("dashboard/run.html", {
             "run_id": run_id, "missing": True,
-            "wider": f.query(range="", start=f.end - WIDER, end=f.end, service=service)}, status=404)
-    end_ns = max(a["released_ns"] or a["start_ns"] for a in attempts)
-    spans = runs_.spans(page.project.pk, [a["trace_id"] for a in attempts], attempts[0]["start_ns"], end_ns)
-    attempts, below = runs_.layered(page.project.pk, attempts, spans)  # an engine's attempts under the calls
-    laid = waterfall.layout(attempts, spans, below)
+            "wider": f.query(range="", start=f.end - numbers.WIDER, end=f.end, service=service)}, status=404)
+    laid = waterfall.layout(found.attempts, found.spans, found.below)
     return page.render("dashboard/run.html", {
-        "run_id": run_id, "summary": runs_.summary(attempts), "attempts": laid["attempts"], "spans": laid["spans"],
-        "truncated": len(spans) >= runs_.MAX_SPANS,
+        "run_id": run_id, "summary": found.summary, "attempts": laid["attempts"], "spans": laid["spans"],
+        "truncated": found.truncated,
         "chart": ("waterfall", charts.waterfall(laid["rows"], "Attempts, their bucket split and spans")),
     })
