@@ -21,6 +21,7 @@ from analysis.diagnosis.verdicts import REGISTRY
 from analysis.incidents import headlines
 from analysis.models import Incident, RetiredIncident, WindowDiagnosis
 from analysis.panels import overview, retries, scheduler, tenants
+from analysis.panels import slos as slo_numbers
 from analysis.reads import slos as slo_status
 from analysis.scope import Scope
 from analysis.windows import iso
@@ -301,7 +302,7 @@ class SloBurn(Kind):
         out = {}
         for slo in rows:
             if not rule.route or slo.route == rule.route:
-                burn = slo_status.status(slo, end, window=False).burn
+                burn = slo_numbers.burn(slo, end)  # the SLOs page's burn rates (analysis/panels/slos.py)
                 out[str(slo.pk)] = (burn.value(), burn.measured["1h"])
         firing = AlertState.objects.filter(rule=rule, state=AlertState.FIRING).exclude(group_key__in=list(out))
         out.update({key: (None, None) for key in firing.values_list("group_key", flat=True)})
@@ -319,7 +320,7 @@ class SloBurn(Kind):
             return {"title": f"[RESOLVED] {rule.name} {rule.service}: SLO {key} deleted", "verdict": "", "numbers": {},
                     "url": "", "context": "the SLO was deleted while its budget was burning"}
         tag = "FIRING" if event == "alert.firing" else "RESOLVED"
-        now = slo_status.status(slo, end)  # once per state change: the budget left is worth a 30-day read
+        now = slo_numbers.at(slo, end).status  # once per state change: the budget left is worth a 30-day read
         rates = value or {}
         pages = [p for p in slo_status.PAGES if p.name in rates.get("paging", [])]
         held = "; ".join(f"{p.long} and {p.short} at {fmt(p.factor, 'x')} or more" for p in pages)

@@ -5,8 +5,10 @@ from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from analysis.panels import slos as numbers
 from analysis.reads import slos as slo_status
 from analysis.rollups import freshness
+from analysis.scope import Scope
 from analysis.views import project_reader
 from analysis.windows import parse_instant
 from projects.models import Project
@@ -30,5 +32,6 @@ def slos(request, project: Project) -> JsonResponse:
     if request.GET.get("service"):
         rows = rows.filter(service=request.GET["service"])
     freshness.refresh(project.pk, end - slo_status.RECENT, end)  # spans stored seconds ago count in the burn rates
+    found = numbers.build(Scope(project.pk, request.GET.get("service", ""), end - slo_status.RECENT, end), rows)
     return JsonResponse({"project": project.name, "end": end.isoformat(),
-                         "slos": [document(slo, slo_status.status(slo, end)) for slo in rows]})
+                         "slos": [document(r.slo, r.status) for r in found.rows]})

@@ -2,13 +2,15 @@
 over its rolling window ending at the filter bar's end (now by default); create one, edit its promise, delete it.
 The project comes from ?project= on GET and POST alike, so `page` checks membership for both; an SLO id of another
 project answers 404."""
+from dataclasses import replace
+
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from analysis.reads import slos as slo_status
+from analysis.panels import slos as numbers
 from dashboard.access import page
 from dashboard.budget_forms import PickForm
 from dashboard.slo_charts import burn_down
@@ -48,13 +50,10 @@ def _slo(request, page) -> Slo:
 
 
 def _rows(page, edits: dict) -> list[dict]:
-    """Per SLO: its status over the window ending at the filters' end, its burn-down chart and its edit form (bound
-    after a failed edit)."""
-    rows = []
-    for slo in page.project.slos.order_by("service", "route", "tenant", "signal", "pk"):
-        status = slo_status.status(slo, page.filters.end)
-        burn = [(w, status.burn.rates[w], status.burn.measured[w]) for w in slo_status.BURN_WINDOWS]
-        rows.append({"slo": slo, "status": status, "not_measured": slo_status.not_measured_text(status), "burn": burn,
-                     "chart": (f"slo-{slo.pk}-burn-down", burn_down(status, f"Error budget over {slo.window_days} days")),
-                     "form": edits.get(slo.pk) or PromiseForm(instance=slo, prefix=f"s{slo.pk}")})
-    return rows
+    """Per SLO: its numbers over the window ending at the filters' end (analysis/panels/slos.py), its burn-down chart
+    and its edit form (bound after a failed edit)."""
+    slos = page.project.slos.order_by("service", "route", "tenant", "signal", "pk")
+    found = numbers.build(replace(page.scope, service="", route="", tenant=""), slos)
+    return [{"slo": r.slo, "status": r.status, "not_measured": r.not_measured, "burn": r.burn,
+             "chart": (f"slo-{r.slo.pk}-burn-down", burn_down(r.status, f"Error budget over {r.slo.window_days} days")),
+             "form": edits.get(r.slo.pk) or PromiseForm(instance=r.slo, prefix=f"s{r.slo.pk}")} for r in found.rows]
