@@ -1,5 +1,5 @@
-"""Read API: GET /api/v1/diagnosis, /api/v1/capacity and /api/v1/incidents[/<id>] for a session member of the
-project or a key with the read scope.
+"""Read API: GET /api/v1/diagnosis, /api/v1/overview, /api/v1/capacity and /api/v1/incidents[/<id>] for a session
+member of the project or a key with the read scope.
 
 Errors are raised, not answered here: every one is a ReasonError (a key, membership, parameter or store
 failure), which latency_obs/api_errors.py turns into {"error": reason, "message": ...} with its status.
@@ -14,6 +14,7 @@ from analysis import capacity as capacity_
 from analysis.diagnosis.service import run_diagnosis
 from analysis.incidents import documents
 from analysis.incidents.headlines import incident_path
+from analysis.panels import overview as overview_
 from analysis.rollups import freshness
 from analysis.scope import Scope
 from analysis.windows import parse_instant
@@ -36,17 +37,29 @@ def project_reader(view):
     return wrapper
 
 
+def service_window(request, project: Project) -> Scope:
+    """The Scope of ?service=&start=&end=[&route=&tenant=] (instants ISO 8601: bad_date / missing_parameter), its
+    hours refreshed first: spans ingested seconds ago are counted, not a minute later."""
+    params = request.GET
+    start = parse_instant(params.get("start"), "start")
+    end = parse_instant(params.get("end"), "end")
+    freshness.refresh(project.pk, start, end)
+    return Scope(project.pk, params.get("service", ""), start, end, route=params.get("route", ""),
+                 tenant=params.get("tenant", ""))
+
+
 @require_GET
 @project_reader
 def diagnosis(request, project: Project) -> JsonResponse:
     """The flowchart's verdict for one service window, with findings, path, fixes and the evidence."""
-    params = request.GET
-    start = parse_instant(params.get("start"), "start")
-    end = parse_instant(params.get("end"), "end")
-    freshness.refresh(project.pk, start, end)  # spans ingested seconds ago are counted, not a minute later
-    result = run_diagnosis(Scope(project.pk, params.get("service", ""), start, end, route=params.get("route", ""),
-                                 tenant=params.get("tenant", "")))
-    return JsonResponse(result)
+    return JsonResponse(run_diagnosis(service_window(request, project)))
+
+
+@require_GET
+@project_reader
+def overview(request, project: Project) -> JsonResponse:
+    """The Overview page's numbers of one service window (analysis/panels/overview.py: docs/api.md#overview)."""
+    return JsonResponse(overview_.document(service_window(request, project)))
 
 
 @require_GET
