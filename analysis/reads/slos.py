@@ -1,8 +1,9 @@
 """What an SLO stands at: compliance, error budget, burn rates and the budget's burn-down over its rolling window.
 
 The one entry point, status(slo, now), is what the SLO page, GET /api/v1/slos, the slo_burn alert kind and the
-weekly review read. `slo` is any object with project_id, service, route, tenant, signal ("ttft" or "total"),
-threshold_ms, objective (0.99) and window_days (slos.models.Slo): analysis imports no app above it.
+weekly review read (through analysis/panels/slos.py). `slo` is any object with project_id, service, route, tenant,
+signal ("ttft" or "total"), threshold_ms, objective (0.99) and window_days (slos.models.Slo): analysis imports no
+app above it.
 
 Counting (sql/slo_counts.sql): a request is one attempt of the service (each try, as every percentile of the
 product counts them), on the SLO's route and tenant when it names them, queued in the window. It is
