@@ -3,7 +3,9 @@
 analysis/sql/stage_percentiles.sql measures each as <code>_q / <code>_n (the column or sum of columns is there).
 A stage is NULL on a request that has no such data (e.g. no retrieval span), and is then not counted.
 """
-from analysis.reads.queries import PERCENTILES  # noqa: F401  (re-exported: the percentiles a budget may use)
+from analysis.panels.budgets import PERCENTILES  # re-exported: the percentiles a budget may use
+
+__all__ = ["PERCENTILES", "STAGES", "TOTAL"]
 
 STAGES = {
     # stage spans (the seed-003 split); a stage kind without spans under the attempt is NULL
