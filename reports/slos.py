@@ -1,5 +1,6 @@
 """The weekly review's SLO section: each SLO of the project at the week's end, over its rolling window ending then
-(analysis/panels/slos.py: the numbers of the SLOs page and GET /api/v1/slos). A 7-day SLO's window is the week itself."""
+(analysis/panels/slos.py: the numbers of the SLOs page and GET /api/v1/slos). A 7-day SLO's window is the week
+itself."""
 from datetime import datetime, timedelta
 
 from analysis.panels import slos as numbers
