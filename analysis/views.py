@@ -43,7 +43,7 @@ def service_window(request, project: Project) -> Scope:
     params = request.GET
     start = parse_instant(params.get("start"), "start")
     end = parse_instant(params.get("end"), "end")
-    freshness.refresh(project.pk, start, end)
+    freshness.refresh(project.pk, start, end, wait=True)  # an API answer counts what is stored now
     return Scope(project.pk, params.get("service", ""), start, end, route=params.get("route", ""),
                  tenant=params.get("tenant", ""))
 
@@ -69,7 +69,7 @@ def capacity(request, project: Project) -> JsonResponse:
     params = request.GET
     start = parse_instant(params.get("start"), "start")
     end = parse_instant(params.get("end"), "end")
-    freshness.refresh(project.pk, start, end)
+    freshness.refresh(project.pk, start, end, wait=True)  # an API answer counts what is stored now
     return JsonResponse(capacity_.document(project.pk, params.get("service", ""), start, end,
                                            route=params.get("route", "")))
 

@@ -31,7 +31,7 @@ def slos(request, project: Project) -> JsonResponse:
     rows = project.slos.order_by("service", "route", "tenant", "signal", "pk")
     if request.GET.get("service"):
         rows = rows.filter(service=request.GET["service"])
-    freshness.refresh(project.pk, end - slo_status.RECENT, end)  # spans stored seconds ago count in the burn rates
+    freshness.refresh(project.pk, end - slo_status.RECENT, end, wait=True)  # spans stored seconds ago count
     found = numbers.build(Scope(project.pk, request.GET.get("service", ""), end - slo_status.RECENT, end), rows)
     return JsonResponse({"project": project.name, "end": end.isoformat(),
                          "slos": [document(r.slo, r.status) for r in found.rows]})

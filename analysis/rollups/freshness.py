@@ -61,22 +61,27 @@ class Freshness:
         return self.newest_ingested_at.isoformat() if self.newest_ingested_at else "-"
 
 
-def refresh(project_id: int, start: datetime, end: datetime, now: datetime | None = None) -> Freshness:
+def refresh(project_id: int, start: datetime, end: datetime, now: datetime | None = None,
+            wait: bool = False) -> Freshness:
     """Materialize the project's stale hours among those of [start, end) in the last ANALYSIS_FRESH_HOURS hours
     before `now` (default: this machine's clock), newest first, until ANALYSIS_FRESH_BUDGET_SECONDS have passed.
-    A window ending before those hours costs nothing (no query)."""
+    A window ending before those hours costs nothing (no query).
+
+    wait: the API's reads (a script asks once and trusts the number): every stale hour is materialized here, busy and
+    resting ones too, whatever the budget (at most ANALYSIS_FRESH_HOURS of them). A page goes on instead, with what
+    is stored then and nothing kept (Freshness.stamp)."""
     now = now or datetime.now(timezone.utc)
     since = max(start, now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=settings.ANALYSIS_FRESH_HOURS))
     if end <= since:
         return Freshness()
-    hours, stale, resting = _check(project_id, since, end)
-    if all(_busy(mark) for mark in stale.values()):
+    hours, stale, resting = _check(project_id, since, end, rest=not wait)
+    if not wait and all(_busy(mark) for mark in stale.values()):
         _in_background(project_id, list(stale), _checked_at(hours))
         return Freshness(_newest(hours), left=len(stale) + resting)
     with _lock:
-        hours, stale, resting = _check(project_id, since, end)  # another thread may have done them meanwhile
-        done = _materialize(project_id, {hour: mark for hour, mark in stale.items() if not _busy(mark)},
-                            _checked_at(hours))
+        hours, stale, resting = _check(project_id, since, end, rest=not wait)  # another thread may have done them
+        done = _materialize(project_id, {hour: mark for hour, mark in stale.items() if wait or not _busy(mark)},
+                            _checked_at(hours), budget=not wait)
     _in_background(project_id, [hour for hour in stale if hour not in done], _checked_at(hours))
     return Freshness(_newest(hours), materialized=len(done), left=len(stale) - len(done) + resting)
 
@@ -87,9 +92,11 @@ def idle(timeout: float) -> bool:
         return _done.wait_for(lambda: not _pending, timeout)
 
 
-def _check(project_id: int, since: datetime, end: datetime) -> tuple[list[dict], dict[datetime, tuple | None], int]:
-    """(the hours' rows, the stale hours newest first with their marks, how many stale ones rest: see _state). The
-    marks are read in one cache call: with Redis, one round trip per read, not per hour."""
+def _check(project_id: int, since: datetime, end: datetime,
+           rest: bool = True) -> tuple[list[dict], dict[datetime, tuple | None], int]:
+    """(the hours' rows, the stale hours newest first with their marks, how many stale ones rest: see _state; none
+    when not `rest`, then they are stale). The marks are read in one cache call: with Redis, one round trip per read,
+    not per hour."""
     params = {"project_id": project_id, "since": utc_naive(since), "end": utc_naive(end)}
     rows = client.query(_sql("hour_freshness"), parameters=params)
     for row in rows:
@@ -97,6 +104,8 @@ def _check(project_id: int, since: datetime, end: datetime) -> tuple[list[dict],
             row[name] = _aware(row[name])
     marks = cache.get_many([_mark_key(project_id, row["hour"]) for row in rows]) if rows else {}
     states = [(row, _state(row, marks.get(_mark_key(project_id, row["hour"])))) for row in rows]
+    if not rest:
+        states = [(row, "stale" if state == "resting" else state) for row, state in states]
     stale = {row["hour"]: marks.get(_mark_key(project_id, row["hour"])) for row, state in states if state == "stale"}
     return rows, stale, sum(state == "resting" for _, state in states)
 
@@ -123,13 +132,14 @@ def _busy(mark: tuple | None) -> bool:
     return bool(mark) and mark[1] >= REST_FLOOR
 
 
-def _materialize(project_id: int, stale: dict[datetime, tuple | None], checked_at: datetime | None) -> list[datetime]:
+def _materialize(project_id: int, stale: dict[datetime, tuple | None], checked_at: datetime | None,
+                 budget: bool = True) -> list[datetime]:
     """Materialize the stale hours newest first (the window's tail matters most) while the next one, by its last
-    duration, fits the budget; returns those done (the rest go to the background)."""
+    duration, fits the budget (every one when not `budget`); returns those done (the rest go to the background)."""
     deadline = time.monotonic() + settings.ANALYSIS_FRESH_BUDGET_SECONDS
     done = []
     for hour, mark in stale.items():
-        if time.monotonic() + (mark[1].total_seconds() if mark else 0) >= deadline:
+        if budget and time.monotonic() + (mark[1].total_seconds() if mark else 0) >= deadline:
             break
         materialize_hour(project_id, hour, checked_at)
         done.append(hour)

@@ -91,6 +91,30 @@ def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(me
     assert again.left == 0 and again.stamp  # current again (the run took under REST_FLOOR): kept again
 
 
+def test_an_api_answer_waits_for_a_busy_or_resting_hour(members, ingest, clickhouse, client):
+    """A page goes on while a busy hour is materialized in the background; the API (a script asks once and trusts
+    the number) materializes it first, resting or not: its count is what is stored now."""
+    _, alpha, key = members["ann"]
+    now = datetime.now(timezone.utc)
+    window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
+    ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
+    assert freshness.refresh(alpha.pk, *window).materialized >= 1
+    # busy (10 s a run), and resting: its last run "ended" just now
+    for ago in (61, 25):
+        hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
+        cache.set(freshness._mark_key(alpha.pk, hour), (datetime.now(timezone.utc), timedelta(seconds=10)))
+    ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
+    assert freshness.refresh(alpha.pk, *window).materialized == 0  # a page's read: not waited for
+    assert freshness.idle(60)
+    ingest(key, f.request(*_attempts(4, time.time_ns() - 20 * SECOND_NS), service=SVC))
+    for ago in (61, 25):  # busy and resting again, as the background run left it
+        hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
+        cache.set(freshness._mark_key(alpha.pk, hour), (datetime.now(timezone.utc), timedelta(seconds=10)))
+    api = client.get("/api/v1/diagnosis", {"service": SVC, "start": window[0].isoformat(),
+                                           "end": window[1].isoformat()}, HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert api.status_code == 200 and api.json()["evidence"]["requests"] == 9, api.content[:300]
+
+
 def test_the_check_reads_the_hours_each_insert_marks(members, ingest, clickhouse):
     """ingested_hours, filled on every INSERT: an attempt marks its hour; a stage span in an hour's first 10 minutes
     also marks the hour before (where its parent may sit), as the minute job's dirty_hours does."""
