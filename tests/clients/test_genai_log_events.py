@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = Timing(first_ms=150, chunks=10, gap_ms=20)
 STREAMED, PLAIN = 1, 2
-SLACK_MS = 250  # how late the client may see an instant on a busy machine
+SLACK_MS = 450  # how late the client may see an instant on a busy machine (400 ms seen at load 7)
 
 
 def _drive(env: dict) -> list:
