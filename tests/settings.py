@@ -5,7 +5,7 @@ import shutil
 import tempfile
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-_dir = tempfile.mkdtemp(prefix=f"latency_obs_test_{_worker}_")
+_dir = tempfile.mkdtemp(prefix=f"latency_obs_test_{_worker}_", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
 atexit.register(shutil.rmtree, _dir, ignore_errors=True)
 os.environ["LATENCY_OBS_DATA_DIR"] = _dir
 os.environ.pop("CLICKHOUSE_URL", None)  # tests always use embedded chDB
