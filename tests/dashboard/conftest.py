@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from tests import stored
 
 HOSTILE_TENANT = '<script>alert("tenant")</script>'
 HOSTILE_ROUTE = "/v1/chat\"'><img src=x onerror=alert(1)>"
@@ -33,13 +34,16 @@ def traffic(members, ingest):
     """Alpha: 40 attempts (20 of the hostile tenant on the hostile route); beta: 10 of BETA_SECRET. Materialized."""
     _, alpha, alpha_key = members["ann"]
     _, beta, beta_key = members["ben"]
-    alpha_spans = [f.attempt(t_queue_ms=10.0 + i, tenant=HOSTILE_TENANT if i % 2 else "acme",
-                             route=HOSTILE_ROUTE if i % 2 else "/v1/chat/completions") for i in range(40)]
-    beta_spans = [f.attempt(t_queue_ms=500.0, tenant=BETA_SECRET, route="/v1/beta-only") for _ in range(10)]
-    ingest(alpha_key, f.request(*alpha_spans, service="alpha-svc"))
-    ingest(beta_key, f.request(*beta_spans, service="beta-svc"))
-    for project in (alpha, beta):
-        materialize(project.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+
+    def build():
+        alpha_spans = [f.attempt(t_queue_ms=10.0 + i, tenant=HOSTILE_TENANT if i % 2 else "acme",
+                                 route=HOSTILE_ROUTE if i % 2 else "/v1/chat/completions") for i in range(40)]
+        beta_spans = [f.attempt(t_queue_ms=500.0, tenant=BETA_SECRET, route="/v1/beta-only") for _ in range(10)]
+        ingest(alpha_key, f.request(*alpha_spans, service="alpha-svc"))
+        ingest(beta_key, f.request(*beta_spans, service="beta-svc"))
+        for project in (alpha, beta):
+            materialize(project.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    stored.once("dashboard_traffic", (alpha, beta), build)  # built once per worker, copied for the next tests
     return {"alpha": alpha, "beta": beta}
 
 
