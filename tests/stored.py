@@ -7,26 +7,30 @@ projects (the Django DB rolls back between tests, so each test has projects of i
 its materialized view, which the copy of spans fills as an INSERT does.
 """
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from store import client
 from store.tables import emptied_by_tests
 
 DATABASE = "test_snapshots"
 FILLED_BY_VIEW = {"ingested_hours"}
-_built: dict[str, tuple[int, ...]] = {}  # name -> the project ids its rows were built with
+_built: dict[str, tuple[tuple[int, ...], Any]] = {}  # name -> the project ids its rows were built with, build()'s value
 
 
-def once(name: str, projects: Sequence, build: Callable[[], None]) -> None:
-    """Run build() (it writes rows of `projects` only) the first time `name` is asked for in this worker; after,
-    copy its rows back with the project ids of `projects`, in the same order. The store must be empty, as the
-    `clickhouse` fixture leaves it."""
+def once(name: str, projects: Sequence, build: Callable[[], Any]) -> Any:
+    """Run build() (it writes rows of `projects` only) the first time `name` is asked for in this worker and keep
+    the store as it is then (a fixture's rows under it included); after, empty the store and copy those rows back
+    with the project ids of `projects`, in the same order. Returns build()'s value (kept: it must not hold the
+    projects themselves)."""
     ids = tuple(p.pk for p in projects)
     if name in _built:
-        _restore(name, _built[name], ids)
-        return
-    build()
+        old, value = _built[name]
+        _restore(name, old, ids)
+        return value
+    value = build()
     _snapshot(name)
-    _built[name] = ids
+    _built[name] = ids, value
+    return value
 
 
 def _snapshot(name: str) -> None:
@@ -39,6 +43,8 @@ def _snapshot(name: str) -> None:
 
 
 def _restore(name: str, old: tuple[int, ...], new: tuple[int, ...]) -> None:
+    for table in emptied_by_tests():
+        client.command(f"TRUNCATE TABLE IF EXISTS {table}")
     for table in _tables():
         column = "ProjectId" if table.startswith("otel_metrics") else "project_id"
         mapped = "multiIf(" + ", ".join(f"{column} = {a}, {b}" for a, b in zip(old, new)) + f", {column})"

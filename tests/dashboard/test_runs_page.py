@@ -13,6 +13,7 @@ from django.utils.html import escape
 from analysis.rollups.materialize import materialize
 from dashboard import charts
 from tests import factories as f
+from tests import stored
 from tests.dashboard.conftest import END, HOSTILE_TENANT, START, WINDOW
 from tests.dashboard.pages import chart, trace
 from tests.dashboard.test_tenants_page import table
@@ -41,27 +42,32 @@ def runs(traffic, members, ingest):
     run-failed-1 at 10:55: one attempt, ERROR rate_limited, 800 ms.
     """
     _, alpha, key = members["ann"]
-    run = {"tenant.id": RUN_TENANT, "llm.route": "/v1/chat/completions", "llm.run.id": RUN_ID}
-    root = f.span(name="chat.handle", start_ns=ms(0), duration_ms=6600)
-    retrieval = f.stage(root, "retrieval", 0, 60)
-    first = f.span(name="llm.request", start_ns=ms(100), duration_ms=5000, trace_id=root.trace_id, parent=root,
-                   events={"queued": 0, "admitted": 75}, status_code=f.Status.STATUS_CODE_ERROR,
-                   attributes={**run, "llm.attempt": 1, "llm.retry.cause": "timeout", "llm.connection.reused": False})
-    second = f.attempt(t_queue_ms=10, t_first_token_ms=300, t_stream_ms=900, t_post_ms=15, tenant=RUN_TENANT,
-                       reused=False, attributes={**run, "llm.attempt": 2}, start_ns=ms(5350), trace_id=root.trace_id,
-                       parent=root)
-    connect_2 = f.stage(second, "connect", 10, 40)
-    connect_2.attributes.append(f.kv("note", HOSTILE_NOTE))
-    hostile = f.span(name=HOSTILE_SPAN, start_ns=ms(6350), duration_ms=50, trace_id=root.trace_id, parent=second)
-    stages = [f.stage(first, "connect", 75, 30), connect_2, f.stage(second, "tokenize", 50, 5),
-              f.stage(second, "network", 60, 200), hostile]
-    failed = f.span(name="llm.request", start_ns=ms(25 * 60_000), duration_ms=800,
-                    status_code=f.Status.STATUS_CODE_ERROR, events={"queued": 0, "admitted": 5}, attributes={
-                        "tenant.id": "acme", "llm.route": "/v1/chat/completions", "llm.run.id": FAILED_RUN,
-                        "llm.retry.cause": "rate_limited", "llm.connection.reused": True})
-    ingest(key, f.request(root, retrieval, first, second, *stages, failed, service="alpha-svc"))
-    materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
-    return {"trace_id": root.trace_id.hex(), "alpha": alpha}
+
+    def build():
+        run = {"tenant.id": RUN_TENANT, "llm.route": "/v1/chat/completions", "llm.run.id": RUN_ID}
+        root = f.span(name="chat.handle", start_ns=ms(0), duration_ms=6600)
+        retrieval = f.stage(root, "retrieval", 0, 60)
+        first = f.span(name="llm.request", start_ns=ms(100), duration_ms=5000, trace_id=root.trace_id, parent=root,
+                       events={"queued": 0, "admitted": 75}, status_code=f.Status.STATUS_CODE_ERROR,
+                       attributes={**run, "llm.attempt": 1, "llm.retry.cause": "timeout",
+                                   "llm.connection.reused": False})
+        second = f.attempt(t_queue_ms=10, t_first_token_ms=300, t_stream_ms=900, t_post_ms=15, tenant=RUN_TENANT,
+                           reused=False, attributes={**run, "llm.attempt": 2}, start_ns=ms(5350),
+                           trace_id=root.trace_id, parent=root)
+        connect_2 = f.stage(second, "connect", 10, 40)
+        connect_2.attributes.append(f.kv("note", HOSTILE_NOTE))
+        hostile = f.span(name=HOSTILE_SPAN, start_ns=ms(6350), duration_ms=50, trace_id=root.trace_id, parent=second)
+        stages = [f.stage(first, "connect", 75, 30), connect_2, f.stage(second, "tokenize", 50, 5),
+                  f.stage(second, "network", 60, 200), hostile]
+        failed = f.span(name="llm.request", start_ns=ms(25 * 60_000), duration_ms=800,
+                        status_code=f.Status.STATUS_CODE_ERROR, events={"queued": 0, "admitted": 5}, attributes={
+                            "tenant.id": "acme", "llm.route": "/v1/chat/completions", "llm.run.id": FAILED_RUN,
+                            "llm.retry.cause": "rate_limited", "llm.connection.reused": True})
+        ingest(key, f.request(root, retrieval, first, second, *stages, failed, service="alpha-svc"))
+        materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+        return root.trace_id.hex()
+    trace_id = stored.once("dashboard_runs", (alpha, traffic["beta"]), build)
+    return {"trace_id": trace_id, "alpha": alpha}
 
 
 def get(client, path="/runs/", **params):
