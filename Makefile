@@ -24,9 +24,10 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 test: venv
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
 
-# everything not marked slow (no simulator presets, servers, subprocesses or browser): the inner loop
+# everything not marked slow (no simulator presets, servers, subprocesses or browser): the inner loop; the fuzzing
+# tests run 120 cases each here (HYPOTHESIS_PROFILE=quick), 800 in make test
 test-fast: venv
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-quick} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 
 bench: bench-ingest bench-simulate bench-analysis bench-ui
 

@@ -11,8 +11,10 @@ from analysis.reads import lookups, queries
 from analysis.rollups import aggregates
 from analysis.scope import Scope
 from analysis.work import backlog, jobs
+from projects.models import Project
 from store import client
 from tests import factories as f
+from tests import stored
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
 from tests.helpers import publish_buckets
 
@@ -24,13 +26,18 @@ WINDOWS = [(H0, H0 + timedelta(hours=4)), (H0 + timedelta(minutes=17, seconds=3)
 
 @pytest.fixture
 def pid(clickhouse, alpha):
+    """Two services of random attempts over H0's hours, published and aggregated (built once per worker)."""
     pid = alpha[0].id
-    for seed, service in ((1, "svc"), (2, "other")):
-        clickhouse.command(RANDOM_ATTEMPTS.replace("'svc'", f"'{service}'").replace("'ok'", "['ok', 'error'][1 + (number % 9 = 0)]")
-                           .replace("'', '', '', hex(number)", "['/a', '/b', ''][1 + number % 3], '', '', hex(number)"),
-                           parameters={"pid": pid, "seed": seed, "n": 900, "h0": H0})
-    publish_buckets(pid)
-    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+
+    def build():
+        for seed, service in ((1, "svc"), (2, "other")):
+            clickhouse.command(RANDOM_ATTEMPTS.replace("'svc'", f"'{service}'").replace(
+                "'ok'", "['ok', 'error'][1 + (number % 9 = 0)]").replace(
+                "'', '', '', hex(number)", "['/a', '/b', ''][1 + number % 3], '', '', hex(number)"),
+                parameters={"pid": pid, "seed": seed, "n": 900, "h0": H0})
+        publish_buckets(pid)
+        aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    stored.once("aggregates_pid", (alpha[0],), build)
     return pid
 
 
@@ -87,15 +94,18 @@ def test_coverage_counts_equal_every_attempt(pid, start, end, route):
 @pytest.fixture
 def retried(pid, clickhouse):
     """pid's traffic with retries: runs of 1-3 attempts (t_retry known for two thirds), causes and tokens."""
-    clickhouse.command(
-        "ALTER TABLE request_buckets UPDATE run_attempt_count = 1 + cityHash64(span_id, 1) % 3, "
-        "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
-        "t_retry_ms = if(cityHash64(span_id, 3) % 3 = 0, NULL, toFloat64(cityHash64(span_id, 4) % 900)), "
-        "retry_cause = ['timeout', 'http_429', ''][1 + cityHash64(span_id, 5) % 3], "
-        "input_tokens = toUInt32(cityHash64(span_id, 6) % 4000), "
-        "output_tokens = if(cityHash64(span_id, 7) % 5 = 0, NULL, toUInt32(cityHash64(span_id, 8) % 300)) "
-        "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
-    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+
+    def build():
+        clickhouse.command(
+            "ALTER TABLE request_buckets UPDATE run_attempt_count = 1 + cityHash64(span_id, 1) % 3, "
+            "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
+            "t_retry_ms = if(cityHash64(span_id, 3) % 3 = 0, NULL, toFloat64(cityHash64(span_id, 4) % 900)), "
+            "retry_cause = ['timeout', 'http_429', ''][1 + cityHash64(span_id, 5) % 3], "
+            "input_tokens = toUInt32(cityHash64(span_id, 6) % 4000), "
+            "output_tokens = if(cityHash64(span_id, 7) % 5 = 0, NULL, toUInt32(cityHash64(span_id, 8) % 300)) "
+            "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+        aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    stored.once("aggregates_retried", (Project.objects.get(pk=pid),), build)
     return pid
 
 
@@ -125,14 +135,17 @@ def test_the_upgrade_fills_the_retries_of_hours_aggregated_before_them(retried):
 @pytest.fixture
 def churned(pid, clickhouse):
     """pid's traffic with connection churn, retries, failures and TTFTs (some unknown): churn_windows's inputs."""
-    clickhouse.command(
-        "ALTER TABLE request_buckets UPDATE attempt = 1 + cityHash64(span_id, 1) % 3, "
-        "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
-        "connection_reused = [NULL, true, false][1 + cityHash64(span_id, 3) % 3], "
-        "t_first_token_ms = if(cityHash64(span_id, 4) % 7 = 0, NULL, toFloat64(cityHash64(span_id, 5) % 2000) / 4), "
-        "ttft_ms = if(cityHash64(span_id, 6) % 5 = 0, NULL, toFloat64(cityHash64(span_id, 7) % 5000) / 3) "
-        "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
-    aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+
+    def build():
+        clickhouse.command(
+            "ALTER TABLE request_buckets UPDATE attempt = 1 + cityHash64(span_id, 1) % 3, "
+            "is_final_attempt = cityHash64(span_id, 2) % 4 != 0, "
+            "connection_reused = [NULL, true, false][1 + cityHash64(span_id, 3) % 3], "
+            "t_first_token_ms = if(cityHash64(span_id, 4) % 7 = 0, NULL, toFloat64(cityHash64(span_id, 5) % 2000) / 4), "
+            "ttft_ms = if(cityHash64(span_id, 6) % 5 = 0, NULL, toFloat64(cityHash64(span_id, 7) % 5000) / 3) "
+            "WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1", parameters={"p": pid})
+        aggregates.refresh(pid, H0, H0 + timedelta(hours=4))
+    stored.once("aggregates_churned", (Project.objects.get(pk=pid),), build)
     return pid
 
 
@@ -189,11 +202,14 @@ def test_the_upgrade_fills_the_churn_of_hours_aggregated_before_it(churned):
 @pytest.fixture
 def sliced(churned, clickhouse):
     """churned's traffic (routes /a, /b and none, tenants t0-t6, instances i0-i2) with totals and some errors."""
-    clickhouse.command(
-        "ALTER TABLE request_buckets UPDATE total_ms = if(cityHash64(span_id, 8) % 6 = 0, NULL, "
-        "toFloat64(cityHash64(span_id, 9) % 9000) / 7) WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1",
-        parameters={"p": churned})
-    aggregates.refresh(churned, H0, H0 + timedelta(hours=4))
+
+    def build():
+        clickhouse.command(
+            "ALTER TABLE request_buckets UPDATE total_ms = if(cityHash64(span_id, 8) % 6 = 0, NULL, "
+            "toFloat64(cityHash64(span_id, 9) % 9000) / 7) WHERE project_id = {p:UInt32} SETTINGS mutations_sync = 1",
+            parameters={"p": churned})
+        aggregates.refresh(churned, H0, H0 + timedelta(hours=4))
+    stored.once("aggregates_sliced", (Project.objects.get(pk=churned),), build)
     return churned
 
 

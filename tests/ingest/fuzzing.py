@@ -25,6 +25,9 @@ _QUIET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck
           HealthCheck.large_base_example, HealthCheck.filter_too_much]
 settings.register_profile("ci", max_examples=800, derandomize=True, deadline=None, database=None,
                           suppress_health_check=_QUIET, print_blob=True)
+# make test-fast, the inner loop: the same derandomized strategies, fewer cases (make test runs "ci")
+settings.register_profile("quick", max_examples=120, derandomize=True, deadline=None, database=None,
+                          suppress_health_check=_QUIET, print_blob=True)
 settings.register_profile("fuzz", max_examples=20_000, deadline=None, database=None, suppress_health_check=_QUIET)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
