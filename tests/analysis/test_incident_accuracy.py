@@ -5,11 +5,12 @@ Strict per case: every injected incident found once, onset within 120 s, end wit
 cause stops), verdict and causes[0] the injected cause, the injected scope on top of `scope` (and `scope` empty for a
 service-wide cause); no incident at all on healthy or steady-slow services.
 """
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from analysis.incidents.jobs import judge_all
+from analysis.rollups.materialize import materialize
 from analysis.windows import iso
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
@@ -31,6 +32,13 @@ def incidents_via_api(client, key, sent, service=SERVICE, detect=True) -> list[d
                           headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200, response.content
     return response.json()["incidents"]
+
+
+def materialize_all(project, sent) -> None:
+    """One materialization of the project over every send's window (send_simulated(materialized=False))."""
+    sent = list(sent)
+    materialize(project.id, min(s.start for s in sent) - timedelta(hours=1),
+                max(s.end for s in sent) + timedelta(hours=1))
 
 
 def at(text: str) -> datetime:
@@ -67,8 +75,9 @@ def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(c
     cases = [(f"svc-{cause}", f"{cause}@22m+15m", SLOWER if cause == "decode_throughput" else BASE, False)
              for cause in CAUSES]
     cases += [(f"scoped-{k}", spec.format(service=f"scoped-{k}"), BASE, True) for k, spec in enumerate(SCOPED)]
-    sent = {service: send_simulated(project, key, base=base, duration="45m", incidents=[spec], seed=7, service=service)
-            for service, spec, base, _ in cases}
+    sent = {service: send_simulated(project, key, base=base, duration="45m", incidents=[spec], seed=7, service=service,
+                                    materialized=False) for service, spec, base, _ in cases}
+    materialize_all(project, sent.values())
     judge_all(datetime.now(timezone.utc))
     found, onset_errors, wrong, unscoped, late = 0, [], [], [], []
     for service, spec, _, scoped in cases:

@@ -14,7 +14,7 @@ import pytest
 
 from analysis.incidents.jobs import judge_all
 from simulator.scenarios import PRESETS
-from tests.analysis.test_incident_accuracy import END_S, ONSET_S, SLOWER, at, incidents_via_api
+from tests.analysis.test_incident_accuracy import END_S, ONSET_S, SLOWER, at, incidents_via_api, materialize_all
 from tests.simulated import send_simulated
 
 pytestmark = pytest.mark.slow
@@ -43,8 +43,9 @@ def test_a_gateways_incident_is_found_and_its_cause_named_in_its_layer(client, c
             service = f"{cause.replace('_', '-')}-{seed}"
             base = SLOWER if cause == "decode_throughput" else PRESETS["healthy"]
             sent = send_simulated(project, key, base=base, duration="45m", incidents=[f"{cause}@22m+15m"],
-                                  seed=100 * n + seed, service=service, layers=True)
+                                  seed=100 * n + seed, service=service, layers=True, materialized=False)
             cases.append((cause, layer, service, sent))
+    materialize_all(project, [sent for *_, sent in cases])
     judge_all(datetime.now(timezone.utc))
     report, found, right = [], 0, 0
     for cause, layer, service, sent in cases:
