@@ -130,3 +130,20 @@ def eager():
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture(scope="module")
+def fewer_gc_passes():
+    """Python's cyclic garbage collector run about 70x less often for a module's tests (restored after it).
+
+    The simulated-traffic tests make hundreds of thousands of short-lived objects a minute (a span and its events and
+    attributes through the OTel SDK, then their decoding at ingest): at the default threshold (700 allocations) the
+    collector ran so often over the process's large heap that it took about a fifth of the time of generating an
+    incident's 40 minutes (9.0 -> 7.2 s, 117k spans; 50,000 allocations: 20-40 MB more at the peak). What a test
+    computes does not change: only when unreachable cycles are freed."""
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 10)
+    yield
+    gc.set_threshold(*before)

@@ -38,9 +38,10 @@ class InProcessExporter(SpanExporter):
         pass
 
 
-def phases(project, key, service: str, plan, began: datetime, seed: int = 1) -> list[datetime]:
+def phases(project, key, service: str, plan, began: datetime, seed: int = 1, materialized: bool = True) -> list[datetime]:
     """Send `plan` = [(Scenario, minutes), ...] for `service` from `began` (aware UTC, whole minute); returns the
-    start instant of each phase plus the end of the last one."""
+    start instant of each phase plus the end of the last one. materialized=False leaves materializing to the caller
+    (settle()), so several services' sends into one project are materialized once."""
     exporter = InProcessExporter()
     emitter = Emitter(exporter, int(began.timestamp() * 1e9), seed=seed)
     marks, offset_s = [began], 0.0
@@ -52,9 +53,16 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1) -> 
         marks.append(began + timedelta(seconds=offset_s))
     emitter.close()
     exporter.send(key)
-    get_writer().flush(force=True)
-    materialize(project.id, began - timedelta(hours=1), marks[-1] + timedelta(hours=1))
+    if materialized:
+        settle(project, began, marks[-1])
     return marks
+
+
+def settle(project, began: datetime, end: datetime) -> None:
+    """Flush what was sent and materialize the project's hours of [began, end) and the hour after (retries and
+    streams outlasting the last phase); nothing is queued before `began`."""
+    get_writer().flush(force=True)
+    materialize(project.id, began, end + timedelta(hours=1))
 
 
 def whole_minute(t: datetime) -> datetime:

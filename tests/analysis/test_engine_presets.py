@@ -8,7 +8,7 @@ from analysis.diagnosis.service import run_diagnosis
 from analysis.scope import Scope
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 
 
 def _diagnose(project, sent):

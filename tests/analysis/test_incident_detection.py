@@ -14,9 +14,9 @@ from analysis.incidents.jobs import detect_service, judge_all
 from analysis.models import Incident
 from analysis.work.jobs import materialize_since_watermark
 from simulator.scenarios import PRESETS
-from tests.analysis.incident_traffic import phases
+from tests.analysis.incident_traffic import phases, settle
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 RATE = 2.0  # requests per second: ~120 attempts a minute, a modest service
 T0 = datetime(2026, 11, 18, 0, 0, tzinfo=timezone.utc)
 # the engine presets (issue 13) are told apart by the engine's metrics, not by an incident overlay; oom_kills keeps
@@ -45,10 +45,11 @@ def detected(project, service, began, end):
 def test_every_cause_is_found_near_its_onset_and_end(clickhouse, alpha):
     project, key = alpha
     onset_errors, end_errors, missed = [], [], []
-    for i, cause in enumerate(CAUSES):
-        began = T0 + timedelta(hours=i)
-        marks = phases(project, key, cause, [(preset("healthy"), 20), (preset(cause), 12), (preset("healthy"), 8)],
-                       began, seed=i + 1)
+    sent = {cause: phases(project, key, cause, [(preset("healthy"), 20), (preset(cause), 12), (preset("healthy"), 8)],
+                          T0 + timedelta(hours=i), seed=i + 1, materialized=False) for i, cause in enumerate(CAUSES)}
+    settle(project, T0, max(marks[-1] for marks in sent.values()))  # every cause's hour at once
+    for cause, marks in sent.items():
+        began = marks[0]
         found = detected(project, cause, began, marks[-1])
         hits = [f for f in found if f.start < marks[2] and (f.end is None or f.end > marks[1])]
         if len(hits) != 1:
@@ -71,13 +72,15 @@ def test_two_incidents_in_one_window_are_two_and_an_ongoing_one_has_no_end(click
     project, key = alpha
     plan = [(preset("healthy"), 20), (preset("network_overhead"), 10), (preset("healthy"), 10),
             (preset("post_processing"), 10), (preset("healthy"), 6)]
-    marks = phases(project, key, "two", plan, T0, seed=3)
+    marks = phases(project, key, "two", plan, T0, seed=3, materialized=False)
+    ongoing_marks = phases(project, key, "ongoing", [(preset("healthy"), 20), (preset("decode_throughput"), 12)], T0,
+                           seed=4, materialized=False)
+    settle(project, T0, max(marks[-1], ongoing_marks[-1]))  # both services' hours at once
     found = detected(project, "two", T0, marks[-1])
     assert len(found) == 2, [(f.start, f.end) for f in found]
     assert near((found[0].start, found[0].end), marks[1:3]) and near((found[1].start, found[1].end), marks[3:5])
-    marks = phases(project, key, "ongoing", [(preset("healthy"), 20), (preset("decode_throughput"), 12)], T0, seed=4)
-    [ongoing] = detected(project, "ongoing", T0, marks[-1])
-    assert near((ongoing.start, ongoing.end), (marks[1], None))
+    [ongoing] = detected(project, "ongoing", T0, ongoing_marks[-1])
+    assert near((ongoing.start, ongoing.end), (ongoing_marks[1], None))
 
 
 def test_a_late_backfill_is_re_evaluated_by_the_minute_job(clickhouse, alpha):

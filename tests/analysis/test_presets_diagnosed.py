@@ -11,7 +11,7 @@ from ingest import metrics
 from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 # noisy_tenant is not a verdict code: its queue is a backlog, and the tenant shows up as a finding; steady_slow
 # (slow first tokens and slow decode, all the time) is diagnosed as its cause, decode_throughput
 EXPECTED = {name: ("queue_backlog" if name == "noisy_tenant" else PRESETS[name].cause) for name in PRESETS}

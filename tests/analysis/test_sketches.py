@@ -16,7 +16,7 @@ from analysis.scope import Scope
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ from simulator.incidents import CAUSES
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 # a slow decode at the healthy base's 5 rps fills every slot (a backlog, which the flowchart asks about first):
 # its incident departs from a service with headroom, as the demo's batch-gateway
 BASES = {"decode_throughput": PRESETS["healthy"].with_(rps=2.0)}
