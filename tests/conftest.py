@@ -11,15 +11,25 @@ from tests import factories
 # files came last, so the single 4-minute test of a running `up` started when the other worker had little left to
 # do. pytest.ini turns that order off (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these
 # files first, longest first (the short files fill in at the end), then the others by test count, as xdist did.
-HEAVY_FILES = {
-    "tests/analysis/test_incident_accuracy.py": 300,
-    "tests/analysis/test_incidents_as_run.py": 274,
-    "tests/simulator/test_layers_diagnosed.py": 160,
-    "tests/analysis/test_incident_layers.py": 140,
-    "tests/dashboard/test_runs_page.py": 100,
-    "tests/dashboard/test_isolation.py": 70,
-    "tests/ingest/test_fuzz.py": 60,
-    "tests/dashboard/test_incidents_page.py": 30,
+HEAVY_FILES = {  # seconds in a full run at load ~5 (2026-11-28, before that day's speed-ups): the order only
+    "tests/analysis/test_incidents_as_run.py": 383,
+    "tests/analysis/test_incident_accuracy.py": 293,
+    "tests/simulator/test_incidents_diagnosed.py": 244,
+    "tests/clients/test_litellm.py": 236,
+    "tests/simulator/test_layers_diagnosed.py": 227,
+    "tests/analysis/test_presets_diagnosed.py": 168,
+    "tests/clients/test_sdks.py": 163,
+    "tests/analysis/test_incident_detection.py": 152,
+    "tests/analysis/test_incident_layers.py": 143,
+    "tests/analysis/test_sketches.py": 142,
+    "tests/analysis/test_engine_presets.py": 115,
+    "tests/clients/test_layers_propagated.py": 102,
+    "tests/analysis/test_aggregates.py": 102,
+    "tests/ingest/test_crash_recovery.py": 82,
+    "tests/analysis/test_incident_explain.py": 79,
+    "tests/browser/test_pages.py": 65,
+    "tests/ingest/test_fuzz.py": 62,
+    "tests/clients/test_instrumentations.py": 57,
 }
 
 

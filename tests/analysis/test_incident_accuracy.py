@@ -15,7 +15,7 @@ from analysis.windows import iso
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 BASE = PRESETS["healthy"]  # the overlays are calibrated at the base preset's own rate
 # a 3x slower decode at 5 rps fills every slot (a backlog the flowchart asks about first), as in
 # tests/simulator/test_incidents_diagnosed.py: its cases run on the same fleet at 2 rps

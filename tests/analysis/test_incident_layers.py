@@ -17,7 +17,7 @@ from simulator.scenarios import PRESETS
 from tests.analysis.test_incident_accuracy import END_S, ONSET_S, SLOWER, at, incidents_via_api, materialize_all
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 SEEDS = (7, 21)
 # the cause injected -> the layer its cause entry names; decode at 2 rps, as the one-layer accuracy test sends it
 # (a 3x slower decode at 5 rps fills every slot of the engine: a backlog)

@@ -10,7 +10,7 @@ from simulator.scenarios import LAYERED_PRESETS, PRESETS
 from tests.analysis.test_incident_accuracy import materialize_all
 from tests.simulated import send_simulated
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 SEEDS = (1, 2, 3)
 MINUTES = 15
 # the cause injected -> where it is: at the gateway (its own time), between the layers, or in the engine, which the
