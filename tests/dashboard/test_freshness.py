@@ -72,16 +72,20 @@ def test_refresh_materializes_only_stale_hours_and_stamps_what_it_saw(members, i
 
 # transaction: the background thread's own DB connection must see the test's rows (and not wait on its locks)
 @pytest.mark.django_db(transaction=True)
-def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(members, ingest, clickhouse):
+def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(members, ingest, clickhouse,
+                                                                              monkeypatch):
+    # busy from 30 s: the marks below say 60 s, and the background run of a few spans stays under it even on a
+    # loaded machine (at REST_FLOOR's 1 s, a full run at load 9 made it busy and resting again)
+    monkeypatch.setattr(freshness, "REST_FLOOR", timedelta(seconds=30))
     _, alpha, key = members["ann"]
     now = datetime.now(timezone.utc)
     window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
     ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
     assert freshness.refresh(alpha.pk, *window).materialized >= 1  # the 3 attempts
-    # as if the hours' last on-demand runs had taken 10 s (a busy hour), a minute ago: over REST_FLOOR, not resting
+    # as if the hours' last on-demand runs had taken 60 s (busy), 5 minutes ago: not resting (2 x 60 s have passed)
     for ago in (61, 25):
         hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
-        cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=1), timedelta(seconds=10)))
+        cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=5), timedelta(seconds=60)))
     ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
     left = freshness.refresh(alpha.pk, *window)
     assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not waited for, and nothing read now is cached
