@@ -35,9 +35,19 @@ from store import client
 OVERLAP = timedelta(seconds=2)
 # a materialization faster than this never rests (see _state): a quiet project's reads are always current
 REST_FLOOR = timedelta(seconds=1)
+# a busy hour rests at least this long after a run began (on demand or the minute job's): under 5,000 spans/s the
+# current hour took 8-12 s, and resting only twice that, the background refresh ran it twice for each minute job's
+# run, two thirds of the machine's materializing beside the pages' reads (`make bench-live`); a page then lags by up
+# to about a minute job's period, as before on-demand refresh, and the API still waits for everything
+BUSY_REST = timedelta(seconds=60)
 EPOCH_YEAR = 1970
 _lock = threading.Lock()  # one refresh at a time per process: a burst of page views materializes an hour once
 _pending: set[tuple[int, datetime]] = set()  # (project, hour) being materialized in the background
+# The background refresh's ClickHouse client, one of its own: a client serialises its calls (store/client.py), and on
+# the web threads' "default" client a page's reads queued behind the busy hour's materialization (a page at 1.7-2.1 s
+# of which 40-70 ms its own CPU, one round in three, in `make bench-live` under 5,000 spans/s; py-spy: waiting for the
+# client's lock). "read-": its gather()s run in place, not on the pages' reader threads (store/concurrent.py).
+BACKGROUND_ROLE = "read-freshness"
 _pending_lock = threading.Lock()
 _done = threading.Condition(_pending_lock)
 log = logging.getLogger(__name__)
@@ -113,7 +123,7 @@ def _check(project_id: int, since: datetime, end: datetime,
 def _state(row: dict, mark: tuple | None) -> str:
     """"fresh", "stale" (spans newer than, or just before, the hour's last materialization: by materialized_hours'
     computed_at or the mark refresh() left), or "resting": stale, but its last
-    on-demand materialization took over REST_FLOOR and ended less than its own duration ago.
+    on-demand materialization took over REST_FLOOR and ended less than its own duration (BUSY_REST at least) ago.
     TRICKY: under steady traffic every read finds new spans; resting keeps a busy hour (seconds to materialize)
     from being redone back to back, so its reads lag by about that duration at most, a quiet project's not at all."""
     seen = [m for m in (row["computed_at"], mark and mark[0]) if m is not None]
@@ -121,7 +131,7 @@ def _state(row: dict, mark: tuple | None) -> str:
         return "fresh"
     # mark: (checked at, took); the minute job's marks have no check time: its run began at the hour's computed_at
     began = mark and (mark[0] or row["computed_at"])
-    if began and mark[1] >= REST_FLOOR and row["checked_at"] < began + 2 * mark[1]:
+    if began and mark[1] >= REST_FLOOR and row["checked_at"] < began + max(2 * mark[1], BUSY_REST):
         return "resting"
     return "stale"
 
@@ -169,6 +179,7 @@ def _in_background(project_id: int, hours: list[datetime], checked_at: datetime 
 
 
 def _background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
+    client.bind_reader(BACKGROUND_ROLE)
     try:
         for hour in hours:
             materialize_hour(project_id, hour, checked_at)

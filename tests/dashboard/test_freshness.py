@@ -9,6 +9,7 @@ from django.core.cache import cache
 from analysis.reads import lookups
 from analysis.rollups import freshness
 from analysis.scope import Scope
+from store import client as store_client
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -87,9 +88,13 @@ def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(me
         hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
         cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=5), timedelta(seconds=60)))
     ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
+    roles, materialize = [], freshness.materialize
+    monkeypatch.setattr(freshness, "materialize", lambda *a: roles.append(store_client.reader_role()) or materialize(*a))
     left = freshness.refresh(alpha.pk, *window)
     assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not waited for, and nothing read now is cached
     assert freshness.idle(60)  # the background run ends
+    # ... on a ClickHouse client of its own: the pages' reads (this thread's) do not queue behind its statements
+    assert roles == [freshness.BACKGROUND_ROLE] and store_client.reader_role() == "default"
     assert lookups.services(Scope(alpha.pk, "", *window)) == [{"service": SVC, "requests": 5}]
     again = freshness.refresh(alpha.pk, *window)
     assert again.left == 0 and again.stamp  # current again (the run took under REST_FLOOR): kept again
@@ -148,3 +153,19 @@ def test_the_minute_job_marks_how_long_an_hour_took_so_reads_know_a_busy_hour(me
     assert checked_at is None and took > timedelta(0)  # its run is dated by materialized_hours, its duration kept
     window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
     assert freshness.refresh(alpha.pk, *window).left == 0  # and the read finds the hour current
+
+
+def test_a_busy_hour_rests_at_least_a_minute_job_period_and_a_quiet_one_never():
+    """Resting: stale, but its last run took REST_FLOOR or more and began less than twice that, or BUSY_REST, ago
+    (the background refresh must not redo the current hour of a busy service back to back)."""
+    now = datetime.now(timezone.utc)
+    row = {"computed_at": None, "ingested_at": now, "checked_at": now}  # spans newer than any run: stale or resting
+
+    def state(began_s_ago: float, took_s: float) -> str:
+        return freshness._state(row, (now - timedelta(seconds=began_s_ago), timedelta(seconds=took_s)))
+
+    assert freshness.BUSY_REST == timedelta(seconds=60)
+    assert state(30, 10) == "resting"  # twice its 10 s has passed, a minute job's period has not
+    assert state(61, 10) == "stale"
+    assert state(100, 60) == "resting" and state(121, 60) == "stale"  # a long run rests twice its own time
+    assert state(5, 0.5) == "stale"  # a quiet hour (under REST_FLOOR) is redone at every read
