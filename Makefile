@@ -21,8 +21,22 @@ run: venv
 
 # Tests use the machine's PostgreSQL (DATABASE_URL) and Redis; .ci/run starts them when absent.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
+# The client tests (tests/clients: real gateways and SDKs, each 200 calls streamed by a local server at 1.3 s a call)
+# mostly wait on those streams: they run as a pytest of their own (one process, its own test DB and chDB store) beside
+# the rest (two workers), so that their minutes of waiting do not hold one of the two workers; their output follows
+# the rest's (also in test-artifacts/clients.log). With PYTEST_ARGS: one pytest, as given.
+CLIENT_TESTS := tests/clients
 test: venv
+ifeq ($(strip $(PYTEST_ARGS)),)
+	@export DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)}; mkdir -p test-artifacts; \
+	$(PY) -m pytest -n 0 $(CLIENT_TESTS) > test-artifacts/clients.log 2>&1 & clients=$$!; \
+	trap 'kill $$clients 2>/dev/null' INT TERM; \
+	$(PY) -m pytest --ignore=$(CLIENT_TESTS); rest=$$?; \
+	wait $$clients; own=$$?; echo "--- $(CLIENT_TESTS), run beside the rest (exit $$own):"; cat test-artifacts/clients.log; \
+	[ $$rest -eq 0 ] && [ $$own -eq 0 ]
+else
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
+endif
 
 # everything not marked slow (no simulator presets, servers, subprocesses or browser): the inner loop; the fuzzing
 # tests run 120 cases each here (HYPOTHESIS_PROFILE=quick), 800 in make test

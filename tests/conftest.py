@@ -5,31 +5,28 @@ import pytest
 
 from tests import factories
 
-# Seconds a file's tests take in all on the 2-core machine, for the files that take a minute or more (make test and
-# make test-fast with --durations, 2026-11-28; the fast files' under a load of 10-15, halved). pytest-xdist's --dist
+# Seconds a file's tests take in all on the 2-core machine, for the files that take about a minute or more (make test
+# with --junitxml, 2026-11-28, a quiet machine). pytest-xdist's --dist
 # loadfile hands a worker a whole file at a time, by default in order of test count (--loadscope-reorder): one-test
 # files came last, so the single 4-minute test of a running `up` started when the other worker had little left to
 # do. pytest.ini turns that order off (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these
 # files first, longest first (the short files fill in at the end), then the others by test count, as xdist did.
-HEAVY_FILES = {  # seconds in a full run at load ~5 (2026-11-28, before that day's speed-ups): the order only
-    "tests/analysis/test_incidents_as_run.py": 383,
-    "tests/analysis/test_incident_accuracy.py": 293,
-    "tests/simulator/test_incidents_diagnosed.py": 244,
-    "tests/clients/test_litellm.py": 236,
-    "tests/simulator/test_layers_diagnosed.py": 227,
-    "tests/analysis/test_presets_diagnosed.py": 168,
-    "tests/clients/test_sdks.py": 163,
-    "tests/analysis/test_incident_detection.py": 152,
-    "tests/analysis/test_incident_layers.py": 143,
-    "tests/analysis/test_sketches.py": 142,
-    "tests/analysis/test_engine_presets.py": 115,
-    "tests/clients/test_layers_propagated.py": 102,
-    "tests/analysis/test_aggregates.py": 102,
-    "tests/ingest/test_crash_recovery.py": 82,
-    "tests/analysis/test_incident_explain.py": 79,
-    "tests/browser/test_pages.py": 65,
-    "tests/ingest/test_fuzz.py": 62,
-    "tests/clients/test_instrumentations.py": 57,
+HEAVY_FILES = {  # seconds in a full run on a quiet machine (2026-11-28, make test's two lanes): the order only
+    "tests/analysis/test_incidents_as_run.py": 499,
+    "tests/analysis/test_incident_accuracy.py": 189,
+    "tests/simulator/test_layers_diagnosed.py": 89,
+    "tests/ingest/test_crash_recovery.py": 75,
+    "tests/analysis/test_presets_diagnosed.py": 74,
+    "tests/analysis/test_sketches.py": 73,
+    "tests/analysis/test_incident_layers.py": 61,
+    "tests/analysis/test_incident_detection.py": 59,
+    "tests/ingest/test_fuzz.py": 53,
+    "tests/analysis/test_incident_explain.py": 51,
+    # the client tests' own lane (Makefile): litellm 273, sdks 161, layers_propagated 92, instrumentations 45
+    "tests/clients/test_litellm.py": 273,
+    "tests/clients/test_sdks.py": 161,
+    "tests/clients/test_layers_propagated.py": 92,
+    "tests/clients/test_instrumentations.py": 45,
 }
 
 

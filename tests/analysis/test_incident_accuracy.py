@@ -9,8 +9,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from analysis.diagnosis.service import run_diagnosis
 from analysis.incidents.jobs import judge_all
 from analysis.rollups.materialize import materialize
+from analysis.scope import Scope
 from analysis.windows import iso
 from simulator.scenarios import PRESETS
 from tests.simulated import send_simulated
@@ -70,7 +72,11 @@ def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(c
     """One service per case in one project, one run of the incidents step, then the API per service. Judged on the
     set, as the issue does: recall >= 90 %, median onset error <= 120 s, verdict (and causes[0]) right on >= 90 % of
     the found incidents, scope right on >= 90 % (empty for the service-wide cases, the injected value first for the
-    scoped ones); and each found incident ends, within END_S of the injected end."""
+    scoped ones); and each found incident ends, within END_S of the injected end.
+
+    And on the same traffic, strictly per cause, the diagnosis (run_diagnosis) of each service-wide case: its
+    incident's window diagnosed as its cause, the 20 minutes before it healthy (the check of
+    tests/simulator/test_incidents_diagnosed.py, which keeps the causes not here; one traffic, not two)."""
     project, key = alpha
     cases = [(f"svc-{cause}", f"{cause}@22m+15m", SLOWER if cause == "decode_throughput" else BASE, False)
              for cause in CAUSES]
@@ -103,6 +109,16 @@ def test_localized_incidents_of_every_cause_and_scope_as_the_issue_judges_them(c
     assert len(wrong) <= 0.1 * found, report
     assert len(unscoped) <= 0.1 * found, report
     assert not late, report
+    diagnosed = {}
+    for service, spec, _, scoped in cases:
+        if not scoped:
+            injected = sent[service].incidents[0]
+            during = run_diagnosis(Scope(project.id, service, injected.onset, injected.end))
+            before = run_diagnosis(Scope(project.id, service, injected.onset - timedelta(minutes=20), injected.onset))
+            diagnosed[injected.cause] = (during["verdict"], before["verdict"], [
+                (s["node"], s["value"], s["answer"]) for s in during["path"]])
+    assert {cause: verdicts[:2] for cause, verdicts in diagnosed.items()} == {
+        cause: (cause, "healthy") for cause in CAUSES}, diagnosed
 
 
 def test_two_incidents_in_one_window_are_two(client, clickhouse, alpha):
