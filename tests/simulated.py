@@ -3,11 +3,15 @@
 Tests that need a service with known incidents (the simulator's own end-to-end tests, incident detection accuracy)
 call send_simulated(); its signature and return value are a contract, keep them stable.
 """
+import functools
 import hashlib
+import importlib.metadata
 import os
 import pickle
+import shutil
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -198,39 +202,69 @@ class _Recorder:
         return self.metric_exporter
 
 
-# Simulated traffic generated once per session (per xdist worker): the OTLP bodies of each (scenario, duration,
-# incidents, seed, service, metrics, layers) sent so far, on disk under this worker's data dir, with the instant its
-# simulated clock started. Sent again, they are replayed with every timestamp moved by the time since: the same
-# spans and metrics, byte for byte but for the clock, as generating them anew with the new start would give
-# (the emitter writes base_ns + the simulated offset into each timestamp). The simulator and the SDK's encoding are
-# the real ones the first time; the ingest path and materializing run every time.
-_traffic: dict[str, tuple[Path, int, int, int]] = {}  # key -> (file, base_ns, runs, attempts)
+# Simulated traffic generated once per machine and code: the OTLP bodies of each (scenario, duration, incidents,
+# seed, service, metrics, layers) sent so far, with the instant its simulated clock started, kept in a file. Sent
+# again (in this run or a later one), they are replayed with every timestamp moved by the time since: the same spans
+# and metrics, byte for byte but for the clock, as generating them anew with the new start would give (the emitter
+# writes base_ns + the simulated offset into each timestamp). The simulator and the SDK's encoding are the real ones
+# the first time; the ingest path and materializing run every time. The files live in TRAFFIC_CACHE (default
+# ~/.cache/latency_obs/simulated-traffic; "off": this process's data dir only, gone after the run), in a folder named
+# for the code that made them (simulator/, this file, the OTel SDK's and protobuf's versions): any change to those
+# generates anew. Generating was most of a simulated test's time (the localized accuracy test: 69 of 101 s, cProfile).
+TRAFFIC_CACHE = "LATENCY_OBS_TEST_TRAFFIC_CACHE"
+STALE_DAYS = 3  # folders of other code not used for this long are removed
 
 
 def _cache_dir() -> Path:
-    path = Path(os.environ.get("LATENCY_OBS_DATA_DIR") or tempfile.gettempdir()) / "simulated_traffic"
+    setting = os.environ.get(TRAFFIC_CACHE, str(Path.home() / ".cache" / "latency_obs" / "simulated-traffic"))
+    if setting.lower() in ("", "off", "0", "no"):
+        path = Path(os.environ.get("LATENCY_OBS_DATA_DIR") or tempfile.gettempdir()) / "simulated_traffic"
+    else:
+        path = Path(setting) / _code_version()
+        if not path.is_dir():
+            _remove_stale(path.parent)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
+@functools.lru_cache(maxsize=1)
+def _code_version() -> str:
+    """A digest of what the bodies depend on: the simulator's and this file's source, the SDK's and protobuf's versions."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent
+    for source in sorted((root / "simulator").rglob("*.py")) + [Path(__file__).resolve()]:
+        digest.update(source.relative_to(root).as_posix().encode() + b"\0" + source.read_bytes())
+    for package in ("opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-common", "opentelemetry-proto", "protobuf"):
+        digest.update(f"{package}=={importlib.metadata.version(package)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _remove_stale(parent: Path) -> None:
+    """Other code's folders unused for STALE_DAYS (another checkout may be using a recent one)."""
+    cutoff = time.time() - STALE_DAYS * 86400
+    for folder in parent.glob("*") if parent.is_dir() else ():
+        if folder.is_dir() and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def _cached(key, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers) -> tuple[int, int]:
-    """Generate (first time) or replay (after) the traffic in-process, delivering it to ingest with `key`."""
+    """Generate (first time on this machine and code) or replay (after) the traffic in-process, delivering it to
+    ingest with `key`."""
     name = hashlib.sha256(repr((scenario, seconds, specs, seed, service, bool(metrics or metrics_only), metrics_only,
                                 layers)).encode()).hexdigest()[:24]
-    hit = _traffic.get(name)
+    path = _cache_dir() / f"{name}.bin"
+    hit = _load(path)  # (base_ns, runs, attempts, span bodies, metric bodies)
     if hit is None:
         recorder = _Recorder(key)
         runs, attempts = _generate(recorder, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only,
                                    layers)
         spans, points = recorder.span_exporter.bodies, recorder.metric_exporter.bodies
-        path = _cache_dir() / f"{name}.bin"
-        with open(path, "wb") as out:
-            pickle.dump((spans, points), out, protocol=pickle.HIGHEST_PROTOCOL)
-        _traffic[name] = (path, base_ns, runs, attempts)
+        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        scratch.write_bytes(zlib.compress(pickle.dumps((base_ns, runs, attempts, spans, points),
+                                                       protocol=pickle.HIGHEST_PROTOCOL), 1))
+        os.replace(scratch, path)  # whole or not at all: another worker may read it now
     else:
-        path, cached_ns, runs, attempts = hit
-        with open(path, "rb") as f:
-            spans, points = pickle.load(f)
+        cached_ns, runs, attempts, spans, points = hit
         shift = base_ns - cached_ns
         spans = [_shift_spans(body, shift) for body in spans]
         points = [_shift_metrics(body, shift) for body in points]
@@ -239,6 +273,15 @@ def _cached(key, scenario, seconds, specs, seed, service, base_ns, metrics, metr
     span_exporter.deliver()
     metric_exporter.deliver()
     return runs, attempts
+
+
+def _load(path: Path) -> tuple | None:
+    try:
+        return pickle.loads(zlib.decompress(path.read_bytes()))
+    except FileNotFoundError:
+        return None
+    except (OSError, zlib.error, pickle.UnpicklingError, EOFError, ValueError):  # a damaged file: generate anew
+        return None
 
 
 def _shift_spans(body: bytes, shift: int) -> bytes:
