@@ -250,29 +250,36 @@ def _remove_stale(parent: Path) -> None:
 def _cached(key, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers) -> tuple[int, int]:
     """Generate (first time on this machine and code) or replay (after) the traffic in-process, delivering it to
     ingest with `key`."""
-    name = hashlib.sha256(repr((scenario, seconds, specs, seed, service, bool(metrics or metrics_only), metrics_only,
-                                layers)).encode()).hexdigest()[:24]
-    path = _cache_dir() / f"{name}.bin"
-    hit = _load(path)  # (base_ns, runs, attempts, span bodies, metric bodies)
-    if hit is None:
+    def make():
         recorder = _Recorder(key)
-        runs, attempts = _generate(recorder, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only,
-                                   layers)
-        spans, points = recorder.span_exporter.bodies, recorder.metric_exporter.bodies
-        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        scratch.write_bytes(zlib.compress(pickle.dumps((base_ns, runs, attempts, spans, points),
-                                                       protocol=pickle.HIGHEST_PROTOCOL), 1))
-        os.replace(scratch, path)  # whole or not at all: another worker may read it now
-    else:
-        cached_ns, runs, attempts, spans, points = hit
-        shift = base_ns - cached_ns
-        spans = [_shift_spans(body, shift) for body in spans]
-        points = [_shift_metrics(body, shift) for body in points]
+        totals = _generate(recorder, scenario, seconds, specs, seed, service, base_ns, metrics, metrics_only, layers)
+        return recorder.span_exporter.bodies, recorder.metric_exporter.bodies, totals
+
+    spans, points, (runs, attempts) = generated(
+        (scenario, seconds, specs, seed, service, bool(metrics or metrics_only), metrics_only, layers), base_ns, make)
     span_exporter, metric_exporter = InProcessExporter(key), InProcessMetricExporter(key)
     span_exporter.bodies, metric_exporter.bodies = list(spans), list(points)
     span_exporter.deliver()
     metric_exporter.deliver()
     return runs, attempts
+
+
+def generated(what: tuple, base_ns: int, make) -> tuple[list[bytes], list[bytes], object]:
+    """(span bodies, metric bodies, what else make() said) of the traffic `what` (its parameters: repr() names it)
+    with its simulated clock starting at base_ns: make()'s, which generates it at base_ns, the first time on this
+    machine and code; after, the kept bodies with every timestamp moved to base_ns."""
+    path = _cache_dir() / f"{hashlib.sha256(repr(what).encode()).hexdigest()[:24]}.bin"
+    hit = _load(path)  # (base_ns, span bodies, metric bodies, extra)
+    if hit is None:
+        spans, points, extra = make()
+        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        scratch.write_bytes(zlib.compress(pickle.dumps((base_ns, spans, points, extra),
+                                                       protocol=pickle.HIGHEST_PROTOCOL), 1))
+        os.replace(scratch, path)  # whole or not at all: another worker may read it now
+        return spans, points, extra
+    cached_ns, spans, points, extra = hit
+    shift = base_ns - cached_ns
+    return [_shift_spans(b, shift) for b in spans], [_shift_metrics(b, shift) for b in points], extra
 
 
 def _load(path: Path) -> tuple | None:

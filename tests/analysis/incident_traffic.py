@@ -14,6 +14,7 @@ from analysis.rollups.materialize import materialize
 from ingest.pipeline import export, get_writer
 from simulator.emit import Emitter
 from simulator.model import simulate
+from tests.simulated import generated
 
 
 class InProcessExporter(SpanExporter):
@@ -42,17 +43,27 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1, mat
     """Send `plan` = [(Scenario, minutes), ...] for `service` from `began` (aware UTC, whole minute); returns the
     start instant of each phase plus the end of the last one. materialized=False leaves materializing to the caller
     (settle()), so several services' sends into one project are materialized once."""
+    base_ns = int(began.timestamp() * 1e9)
+
+    def make():
+        exporter = InProcessExporter()
+        emitter = Emitter(exporter, base_ns, seed=seed)
+        offset_s = 0.0
+        for i, (scenario, minutes) in enumerate(plan):
+            for run in simulate(scenario, minutes * 60.0, seed=seed * 100 + i, service=service,
+                                start_ms=offset_s * 1000):
+                emitter.emit(run, cap=scenario.cap)
+            offset_s += minutes * 60.0
+        emitter.close()
+        return exporter.bodies, [], None
+
     exporter = InProcessExporter()
-    emitter = Emitter(exporter, int(began.timestamp() * 1e9), seed=seed)
-    marks, offset_s = [began], 0.0
-    for i, (scenario, minutes) in enumerate(plan):
-        duration_s = minutes * 60.0
-        for run in simulate(scenario, duration_s, seed=seed * 100 + i, service=service, start_ms=offset_s * 1000):
-            emitter.emit(run, cap=scenario.cap)
-        offset_s += duration_s
-        marks.append(began + timedelta(seconds=offset_s))
-    emitter.close()
+    # generated once per machine and code, as send_simulated's traffic (tests/simulated.py)
+    exporter.bodies, _, _ = generated(("phases", service, tuple(plan), seed), base_ns, make)
     exporter.send(key)
+    marks = [began]
+    for _, minutes in plan:
+        marks.append(marks[-1] + timedelta(minutes=minutes))
     if materialized:
         settle(project, began, marks[-1])
     return marks
