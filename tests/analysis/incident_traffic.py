@@ -1,42 +1,17 @@
 """Simulated traffic with incidents, sent in-process through the real OTel SDK and ingest path, then materialized.
 
 phases(...) chains simulator phases of one service as simulator/demo.py does (a preset per phase, one simulated
-clock), exports the spans with the real SDK and hands them to ingest.pipeline.export (no HTTP server: the encoder and the
-decode -> spool -> writer path are the real ones) and materializes the hours they touch. It returns where each
-phase began, so a test knows the injected onsets and ends.
+clock), exports the spans with the real SDK and hands them to ingest.pipeline.export (tests/simulated.py's
+InProcessExporter: no HTTP server; the encoder and the decode -> spool -> writer path are the real ones) and
+materializes the hours they touch. It returns where each phase began, so a test knows the injected onsets and ends.
 """
 from datetime import datetime, timedelta, timezone
 
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-
 from analysis.rollups.materialize import materialize
-from ingest.pipeline import export, get_writer
+from ingest.pipeline import get_writer
 from simulator.emit import Emitter
 from simulator.model import simulate
-from tests.simulated import generated
-
-
-class InProcessExporter(SpanExporter):
-    """OTLP protobuf bodies, as the HTTP exporter would send them, kept for send() to hand to export().
-
-    TRICKY: the SDK exports on its own thread, whose DB connection cannot see the test's uncommitted project
-    and key (and would wait on its locks): the bodies are ingested from the test's thread instead."""
-
-    def __init__(self):
-        self.bodies: list[bytes] = []
-
-    def export(self, spans) -> SpanExportResult:
-        self.bodies.append(encode_spans(spans).SerializeToString())
-        return SpanExportResult.SUCCESS
-
-    def send(self, key: str) -> None:
-        for body in self.bodies:
-            export(f"Bearer {key}", body, "protobuf")
-        self.bodies = []
-
-    def shutdown(self) -> None:
-        pass
+from tests.simulated import InProcessExporter, generated
 
 
 def phases(project, key, service: str, plan, began: datetime, seed: int = 1, materialized: bool = True) -> list[datetime]:
@@ -46,7 +21,7 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1, mat
     base_ns = int(began.timestamp() * 1e9)
 
     def make():
-        exporter = InProcessExporter()
+        exporter = InProcessExporter(key)  # its bodies kept, not delivered
         emitter = Emitter(exporter, base_ns, seed=seed)
         offset_s = 0.0
         for i, (scenario, minutes) in enumerate(plan):
@@ -57,10 +32,11 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1, mat
         emitter.close()
         return exporter.bodies, [], None
 
-    exporter = InProcessExporter()
-    # generated once per machine and code, as send_simulated's traffic (tests/simulated.py)
+    exporter = InProcessExporter(key)
+    # generated once per machine and code, as send_simulated's traffic (tests/simulated.py); delivered as an OTLP
+    # exporter does, waiting when the project's rate limit says so (a replay comes faster than generating)
     exporter.bodies, _, _ = generated(("phases", service, tuple(plan), seed), base_ns, make)
-    exporter.send(key)
+    exporter.deliver()
     marks = [began]
     for _, minutes in plan:
         marks.append(marks[-1] + timedelta(minutes=minutes))
