@@ -224,6 +224,7 @@ def _cache_dir() -> Path:
         if not path.is_dir():
             _remove_stale(path.parent)
     path.mkdir(parents=True, exist_ok=True)
+    os.utime(path)  # used now: a folder whose traffic is all kept gets no new file, and must not look stale
     return path
 
 
@@ -285,9 +286,7 @@ def generated(what: tuple, base_ns: int, make) -> tuple[list[bytes], list[bytes]
 def _load(path: Path) -> tuple | None:
     try:
         return pickle.loads(zlib.decompress(path.read_bytes()))
-    except FileNotFoundError:
-        return None
-    except (OSError, zlib.error, pickle.UnpicklingError, EOFError, ValueError):  # a damaged file: generate anew
+    except (OSError, zlib.error, pickle.UnpicklingError, EOFError, ValueError):  # none yet, or damaged: generate
         return None
 
 

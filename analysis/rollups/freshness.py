@@ -123,7 +123,7 @@ def _check(project_id: int, since: datetime, end: datetime,
 def _state(row: dict, mark: tuple | None) -> str:
     """"fresh", "stale" (spans newer than, or just before, the hour's last materialization: by materialized_hours'
     computed_at or the mark refresh() left), or "resting": stale, but its last
-    on-demand materialization took over REST_FLOOR and ended less than its own duration (BUSY_REST at least) ago.
+    on-demand materialization took over REST_FLOOR and began less than twice its duration (BUSY_REST at least) ago.
     TRICKY: under steady traffic every read finds new spans; resting keeps a busy hour (seconds to materialize)
     from being redone back to back, so its reads lag by about that duration at most, a quiet project's not at all."""
     seen = [m for m in (row["computed_at"], mark and mark[0]) if m is not None]

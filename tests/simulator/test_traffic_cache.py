@@ -45,7 +45,10 @@ def test_other_code_generates_anew_and_its_stale_folders_go(tmp_path, monkeypatc
     stale, recent = tmp_path / "0000stale", tmp_path / "0000recent"
     stale.mkdir(), recent.mkdir()
     os.utime(stale, (time.time() - 4 * 86400,) * 2)
-    assert simulated._cache_dir() == tmp_path / simulated._code_version()
+    current = simulated._cache_dir()
+    assert current == tmp_path / simulated._code_version()
     assert not stale.exists() and recent.exists()  # another checkout's recent folder stays
+    os.utime(current, (time.time() - 4 * 86400,) * 2)
+    assert simulated._cache_dir() == current and current.stat().st_mtime > time.time() - 60  # in use: not stale
     monkeypatch.setenv(simulated.TRAFFIC_CACHE, "off")  # this process's data dir only
     assert simulated._cache_dir().name == "simulated_traffic"
