@@ -29,9 +29,69 @@ HEAVY_FILES = {  # seconds in a full run on a quiet machine (2026-11-28, make te
     "tests/clients/test_instrumentations.py": 45,
 }
 
+# Files whose tests take 0.8 s or more each on average (make test-fast with --junitxml, 2026-11-28, the 2-core machine:
+# they ingest and materialize, render pages over stored traffic, build reviews or run the minute jobs): marked slow
+# below, so that `make test-fast` stays the inner loop of the quick tests (2 minutes); `make test` runs all of them.
+# A file that grows past the bar belongs here (seconds a test, the order only).
+SLOW_FILES = {
+    "tests/latency_obs/test_isolation_of_work.py": 12.3,
+    "tests/reports/test_slos_review.py": 2.7,
+    "tests/reports/test_views_and_sending.py": 2.6,
+    "tests/reports/test_review_panels.py": 2.6,
+    "tests/reports/test_incidents_review.py": 2.5,
+    "tests/dashboard/test_logical_counts.py": 2.4,
+    "tests/reports/test_build.py": 2.3,
+    "tests/store/test_query_timeout.py": 2.1,
+    "tests/reports/test_capacity_review.py": 2.1,
+    "tests/analysis/test_versions.py": 1.9,
+    "tests/analysis/test_backlog.py": 1.9,
+    "tests/ingest/test_fuzz.py": 1.8,
+    "tests/dashboard/test_freshness.py": 1.7,
+    "tests/analysis/test_tasks.py": 1.7,
+    "tests/latency_obs/test_pipeline.py": 1.6,
+    "tests/dashboard/test_cardinality.py": 1.6,
+    "tests/analysis/test_api_store_errors.py": 1.5,
+    "tests/analysis/test_layers.py": 1.5,
+    "tests/analysis/test_stream_hints.py": 1.4,
+    "tests/dashboard/test_diagnosis_page.py": 1.3,
+    "tests/analysis/test_incident_series.py": 1.2,
+    "tests/analysis/test_materialize.py": 1.2,
+    "tests/analysis/test_capacity_api.py": 1.2,
+    "tests/analysis/test_cost_per_success.py": 1.2,
+    "tests/analysis/test_incident_explain.py": 1.2,
+    "tests/dashboard/test_tenants_page.py": 1.2,
+    "tests/ingest/test_writer_bisection.py": 1.2,
+    "tests/analysis/test_materialize_logs.py": 1.1,
+    "tests/analysis/test_lookups.py": 1.1,
+    "tests/dashboard/test_service_map_page.py": 1.1,
+    "tests/alerts/test_slo_burn.py": 1.1,
+    "tests/dashboard/test_coverage_strip.py": 1.1,
+    "tests/slos/test_status.py": 1.1,
+    "tests/dashboard/test_scheduler_page.py": 1.1,
+    "tests/alerts/test_kinds_panels.py": 1.1,
+    "tests/analysis/test_scheduler_minutes.py": 1.0,
+    "tests/dashboard/test_capacity_page.py": 1.0,
+    "tests/analysis/test_materialize_http_tries.py": 1.0,
+    "tests/dashboard/test_isolation.py": 1.0,
+    "tests/analysis/test_coverage.py": 1.0,
+    "tests/alerts/test_rules.py": 1.0,
+    "tests/analysis/test_bounded_lists.py": 1.0,
+    "tests/analysis/test_queries.py": 0.9,
+    "tests/analysis/test_capacity_command.py": 0.9,
+    "tests/dashboard/test_connections_page.py": 0.9,
+    "tests/dashboard/test_prompts_page.py": 0.8,
+    "tests/simulator/test_traffic_cache.py": 0.8,
+    "tests/simulator/test_incidents.py": 0.8,
+}
 
+
+@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
 def pytest_collection_modifyitems(config, items):
-    """The longest files first (HEAVY_FILES), then the others by test count; a file's own order is kept."""
+    """SLOW_FILES marked slow; the longest files first (HEAVY_FILES), then the others by test count; a file's own
+    order is kept."""
+    for item in items:
+        if item.nodeid.split("::")[0] in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
     files = Counter(item.nodeid.split("::")[0] for item in items)
     items.sort(key=lambda item: (-HEAVY_FILES.get(name := item.nodeid.split("::")[0], 0), -files[name], name))
 
