@@ -43,12 +43,17 @@ def exact(name, project, sent, start, end, **more):
     return client.query(queries._sql(name), parameters=Scope(project.id, sent.service, start, end).params(**more))
 
 
+# One seed for the sends of the same preset and duration: the traffic is generated once a machine and replayed after
+# (tests/simulated.py), so tests that read different properties of it share one generation.
+SEED = 11
+
+
 # decode_throughput sends fewer, longer requests: it needs longer to reach MIN_COUNT
 @pytest.mark.parametrize("preset,duration", [("queue_backlog", "20m"), ("decode_throughput", "45m"),
                                              ("retry_amplification", "20m"), ("noisy_tenant", "20m")])
 def test_sketched_distributions_stay_within_one_percent(preset, duration, clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base=preset, duration=duration, seed=11)
+    sent = send_simulated(project, key, base=preset, duration=duration, seed=SEED)
     start, end = long_window(project, sent)
     assert Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0].endswith("_sketch")
     ours = queries.bucket_distribution(Scope(project.id, sent.service, start, end))
@@ -71,7 +76,7 @@ def test_sketched_distributions_stay_within_one_percent(preset, duration, clickh
 
 def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=12)
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
     start, end = long_window(project, sent)
     ours = queries.incident_series(Scope(project.id, sent.service, start, end))
     theirs = exact("incident_series", project, sent, start, end, instance="")
@@ -98,7 +103,7 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
 def test_a_small_service_is_read_exactly(clickhouse, alpha, monkeypatch):
     monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 50_000)
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=17)
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
     start, end = long_window(project, sent)
     [theirs] = exact("bucket_distribution", project, sent, start, end)
     assert queries.bucket_distribution(Scope(project.id, sent.service, start, end))["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
@@ -130,7 +135,7 @@ def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(by_route, clickh
     from store import client
     project, key = alpha
     # a route holds part of the traffic: longer, for as many values
-    sent = send_simulated(project, key, base="noisy_tenant", duration="45m" if by_route else "20m", seed=15)
+    sent = send_simulated(project, key, base="noisy_tenant", duration="45m" if by_route else "20m", seed=SEED)
     start, end = long_window(project, sent)
     route = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32}",
                               parameters={"p": project.id})[0][0] if by_route else ""
@@ -154,7 +159,7 @@ def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(by_route, clickh
 
 def test_sketched_routes_keep_their_counts(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=16)
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
     start, end = long_window(project, sent)
     ours = queries.bucket_distribution_top_values(Scope(project.id, sent.service, start, end), "route", 1)
     theirs = exact("bucket_distribution_top_values", project, sent, start, end, dimension="route", limit=1)
@@ -166,7 +171,7 @@ def test_sketched_routes_keep_their_counts(clickhouse, alpha):
 
 def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=18)
+    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
     start, end = long_window(project, sent)
     def chosen():
         return Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0]
@@ -177,7 +182,7 @@ def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
     assert queries.bucket_distribution(Scope(project.id, sent.service, start, end))["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
 
 
-@pytest.mark.parametrize("preset,seed", [("queue_backlog", 16), ("retry_amplification", 18)])
+@pytest.mark.parametrize("preset,seed", [("queue_backlog", SEED), ("retry_amplification", SEED)])
 def test_sketched_request_shares_keep_counts_and_stay_within_one_percent(preset, seed, clickhouse, alpha):
     import math
     project, key = alpha
@@ -233,7 +238,7 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
     """segment_hours holds the segments of the edges configured when an hour was aggregated: other edges, asked for
     or configured since, read every attempt."""
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=23)
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
     start, end = long_window(project, sent)
     configured = list(settings.ANALYSIS_SEGMENT_EDGES)
 
@@ -256,7 +261,7 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
 def test_sketched_neighbours_queue_keeps_counts_and_stays_within_one_percent(clickhouse, alpha):
     """others_t_queue of a long window merges the other tenants' t_queue sketches (tenant_service_hours)."""
     project, key = alpha
-    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=24)
+    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=SEED)
     start, end = long_window(project, sent)
     tenants = [r["tenant"] for r in queries.tenant_tails(Scope(project.id, sent.service, start, end))][:3] + ["nobody"]
     assert Scope(project.id, sent.service, start, end).sketched("others_t_queue", tenants=tenants)[0] == "others_t_queue_sketch"
@@ -278,7 +283,7 @@ def test_the_overview_series_of_every_route_merges_five_minute_rows_to_the_same_
 
     from store import client
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=13)
+    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
     start, end = long_window(project, sent)
     if route:  # one of the simulated routes
         [(route,)] = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32} AND route != ''",
