@@ -85,7 +85,8 @@ SLOW_FILES = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m "not slow" deselects
+# after pytest-django's sort by test kind (tryfirst), before the mark plugin deselects -m "not slow" (a plain hook: a
+# conftest's plain hook runs before the plugins' registered earlier)
 def pytest_collection_modifyitems(config, items):
     """SLOW_FILES marked slow; the longest files first (HEAVY_FILES), then the others by test count; a file's own
     order is kept."""
