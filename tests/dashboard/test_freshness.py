@@ -22,6 +22,10 @@ def _attempts(n: int, first_ns: int) -> list:
     return [f.attempt(start_ns=first_ns + i * SECOND_NS) for i in range(n)]
 
 
+def _hour_of(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).replace(minute=0, second=0, microsecond=0)
+
+
 def _counts(client, ann_client, key, window: dict) -> tuple:
     """(the diagnosis API's requests, the Overview's attempts in window, the diagnosis page's attempts)."""
     api = client.get("/api/v1/diagnosis", {"service": SVC, **window}, HTTP_AUTHORIZATION=f"Bearer {key}").json()
@@ -83,11 +87,16 @@ def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(me
     window = (now - timedelta(minutes=15), now + timedelta(minutes=1))
     ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
     assert freshness.refresh(alpha.pk, *window).materialized >= 1  # the 3 attempts
-    # as if the hours' last on-demand runs had taken 60 s (busy), 5 minutes ago: not resting (2 x 60 s have passed)
-    for ago in (61, 25):
-        hour = (now - timedelta(seconds=ago)).replace(minute=0, second=0, microsecond=0)
-        cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=5), timedelta(seconds=60)))
-    ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
+    # two new attempts in one hour (a second earlier if they would straddle an hour's start): one hour left
+    new_ns = time.time_ns() - 30 * SECOND_NS
+    hour = _hour_of(new_ns)
+    if _hour_of(new_ns + SECOND_NS) != hour:
+        new_ns -= SECOND_NS
+    # as if that hour's last on-demand run had taken 60 s (busy), 5 minutes ago: not resting (2 x 60 s have passed).
+    # TRICKY: only that hour: a mark of 5 minutes ago on the first attempts' hour, when the hour began in the last
+    # minute, made it stale too (2 left; a full run at 14:00:56)
+    cache.set(freshness._mark_key(alpha.pk, hour), (now - timedelta(minutes=5), timedelta(seconds=60)))
+    ingest(key, f.request(*_attempts(2, new_ns), service=SVC))
     roles, materialize = [], freshness.materialize
     monkeypatch.setattr(freshness, "materialize", lambda *a: roles.append(store_client.reader_role()) or materialize(*a))
     left = freshness.refresh(alpha.pk, *window)
