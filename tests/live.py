@@ -56,7 +56,12 @@ class UpProcess:
         """Start `manage.py <args>` and wait until ready() is true."""
         log = open(self.data_dir / "up.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, stdout=log,
-                                     stderr=subprocess.STDOUT, preexec_fn=self._renice if self.nice else None)
+                                     stderr=subprocess.STDOUT)
+        if self.nice:  # from here (a preexec_fn is unsafe beside the test's threads); its threads start after
+            try:
+                os.setpriority(os.PRIO_PROCESS, self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + self.nice)
+            except PermissionError:  # a lower niceness needs root: run as the suite does
+                pass
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -65,12 +70,6 @@ class UpProcess:
                 return
             time.sleep(0.2)
         raise TimeoutError(f"{args[0]} did not become ready")
-
-    def _renice(self) -> None:
-        try:
-            os.nice(self.nice)
-        except PermissionError:  # a lower niceness needs root: run as the suite does
-            pass
 
     def kill(self, sig=signal.SIGKILL, timeout: float = 60) -> None:
         if self.proc and self.proc.poll() is None:
