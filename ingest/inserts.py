@@ -97,6 +97,10 @@ def _insert_settings(token: str, kind: Kind) -> dict:
     blocks = {"min_insert_block_size_rows": rows, "min_insert_block_size_bytes": rows * 1024} if kind.blocks else {}
     return {
         **_schema_settings(kind), "input_format_protobuf_oneof_presence": 1, "insert_deduplication_token": token,
+        # TRICKY: the analyzer's pass that adds comparisons implied by AND chains walks every AND of the mapping (it
+        # has hundreds, and no filter for them to help): 40 % of an INSERT's fixed cost, which every batch pays,
+        # however small (an empty batch of spans: 313 -> 187 ms in chDB 26.9; reads keep the pass, they use it)
+        "optimize_and_compare_chain": 0,
         "max_threads": 1, "max_insert_threads": 1,
         "input_format_max_block_size_bytes": INPUT_CHUNK_BYTES, "input_format_parallel_parsing": 0, **blocks,
     }

@@ -31,11 +31,19 @@ def materialize(project_id: int, start: datetime, end: datetime, now: datetime |
     lo, hi = aggregates.floor_hour(utc_naive(start)), aggregates.ceil_hour(utc_naive(end))
     # the store's clock: freshness.py compares computed_at with the spans' ingested_at, stamped by it
     params = {"project_id": project_id, "start": lo, "end": hi, "computed_at": utc_naive(store_now())}
-    client.command(_sql("materialize_request_buckets"), parameters=params)
+    # TRICKY: the two INSERTs cost 0.2-0.6 s each to plan whatever they read; without an attempt span to read (or a
+    # trace across services) they write nothing, so a cheap question first skips them (the marks below still record
+    # the new, then empty, version of the hours)
+    attempts = bool(client.query_rows(_sql("attempt_spans_any"), parameters=params))
+    if attempts:
+        client.command(_sql("materialize_request_buckets"), parameters=params)
     client.command(_sql("mark_materialized_hours"), parameters={
         **params, "hours": [lo + HOUR * i for i in range(int((hi - lo) / HOUR))]})
-    client.command(_sql("materialize_layer_links"), parameters=params)  # reads the hours' rows just marked
+    if attempts and client.query_rows(_sql("layer_traces_any"), parameters=params):
+        client.command(_sql("materialize_layer_links"), parameters=params)  # reads the hours' rows just marked
     aggregates.after_materialize(project_id, lo, hi, now or datetime.now(timezone.utc))
+    if not attempts:
+        return 0
     [(count,)] = client.query_rows(_sql("request_bucket_count"), parameters={
         **params, "start": utc_naive(start), "end": utc_naive(end)})
     return int(count)

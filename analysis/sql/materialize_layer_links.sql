@@ -12,13 +12,7 @@ INSERT INTO layer_links
 WITH
 traces AS
 (
-    SELECT trace_id
-    FROM request_buckets
-    WHERE project_id = {project_id:UInt32} AND {{current}}
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-      AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-    GROUP BY trace_id
-    HAVING uniqExact(service) > 1
+    {{layer_traces}}
 ),
 attempt_rows AS
 (

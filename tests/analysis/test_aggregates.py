@@ -496,3 +496,34 @@ def test_chunks_of_the_refresh_change_nothing_but_its_statements(pid, monkeypatc
         monkeypatch.setattr(aggregates, "CHUNK_HOURS", chunk)
         aggregates.refresh(pid, H0, H0 + timedelta(hours=4))  # a newer version of every hour's rows
         assert reads() == whole, chunk
+
+
+def test_the_aggregates_skipped_for_want_of_a_row_would_write_nothing(clickhouse, alpha, ingest):
+    # refresh() asks request_buckets_any before the aggregate statements (30-500 ms each to plan, whatever they read):
+    # each window here has one attempt started at a distance around their read bounds; wherever the question finds
+    # none, every statement run anyway writes no row
+    from analysis.rollups.materialize import materialize
+    from analysis.sql_files import sql
+    from store.tables import TABLES
+
+    project, key = alpha
+    offsets = [timedelta(hours=-1, milliseconds=-1), timedelta(hours=-1), timedelta(minutes=20),
+               timedelta(hours=2, milliseconds=-1), timedelta(hours=2)]
+    windows = [f.BASE + timedelta(hours=10 * (i + 1)) for i in range(len(offsets))]
+    spans = [f.attempt(start_ns=int((w + o).timestamp() * 1000) * f.MS) for w, o in zip(windows, offsets)]
+    ingest(key, f.request(*spans))
+    assert materialize(project.id, windows[0] - timedelta(hours=2), windows[-1] + timedelta(hours=3)) == len(spans)
+    found, written = [], []
+    for i, window in enumerate(windows):
+        computed_at = datetime(2030, 1, 1, 0, 0, i)
+        params = {"project_id": project.id, "start": window.replace(tzinfo=None), "end": (window + timedelta(hours=1)).replace(tzinfo=None),
+                  "computed_at": computed_at, "edges": [500, 2000]}
+        found.append(bool(client.query_rows(sql("request_buckets_any"), parameters=params)))
+        for chain in aggregates.CHAINS:
+            for statement in chain:
+                client.command(sql(statement), parameters=params)
+        written.append({t.name: client.query_rows(f"SELECT count() FROM {t.name} WHERE computed_at = {{c:DateTime64(3, 'UTC')}}",
+                                                  parameters={"c": computed_at})[0][0] for t in TABLES if t.fill})
+    assert found == [False, True, True, True, False], found
+    assert sum(written[2].values()) > 0, written[2]  # the attempt inside the window: rows in the aggregates
+    assert all(any_ or not any(n.values()) for any_, n in zip(found, written)), list(zip(found, written))
