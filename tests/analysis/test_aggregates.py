@@ -9,10 +9,13 @@ from analysis import scope as scope_
 from analysis.models import JobWatermark, UnaggregatedHour
 from analysis.reads import lookups, queries
 from analysis.rollups import aggregates
+from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
+from analysis.sql_files import sql
 from analysis.work import backlog, jobs
 from projects.models import Project
 from store import client
+from store.tables import TABLES
 from tests import factories as f
 from tests import stored
 from tests.analysis.test_scheduler_minutes import H0, RANDOM_ATTEMPTS
@@ -502,10 +505,6 @@ def test_the_aggregates_skipped_for_want_of_a_row_would_write_nothing(clickhouse
     # refresh() asks request_buckets_any before the aggregate statements (30-500 ms each to plan, whatever they read):
     # each window here has one attempt started at a distance around their read bounds; wherever the question finds
     # none, every statement run anyway writes no row
-    from analysis.rollups.materialize import materialize
-    from analysis.sql_files import sql
-    from store.tables import TABLES
-
     project, key = alpha
     offsets = [timedelta(hours=-1, milliseconds=-1), timedelta(hours=-1), timedelta(minutes=20),
                timedelta(hours=2, milliseconds=-1), timedelta(hours=2)]

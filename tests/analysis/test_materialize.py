@@ -4,6 +4,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from analysis.rollups.materialize import dirty_hours, materialize, materialize_dirty
+from analysis.sql_files import sql
+from store import client
 from tests import factories as f
 
 DAY = timedelta(days=1)
@@ -135,12 +137,9 @@ def test_bob_gets_no_rows_from_alices_spans(alpha, beta, ingest, buckets):
 
 
 def test_the_statements_skipped_for_want_of_an_attempt_span_would_write_nothing(alpha, ingest, buckets):
-    # materialize() asks attempt_spans_any before the request_buckets INSERT (0.2-0.6 s to plan, whatever it reads):
+    # materialize() asks attempt_spans_any before the request_buckets INSERT (0.1-0.6 s to plan, whatever it reads):
     # here each window has one long attempt queued inside it, started at a distance around the INSERT's read bounds;
     # wherever the question finds none, the INSERT run anyway writes no row
-    from analysis.sql_files import sql
-    from store import client
-
     project, key = alpha
     offsets_ms = [-2 * 3600_000 - 1, -2 * 3600_000, -3600_000 - 1, -3600_000, 0, 30 * 60_000]
     windows = [f.BASE + timedelta(hours=10 * (i + 1)) for i in range(len(offsets_ms))]
