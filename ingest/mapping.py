@@ -8,6 +8,7 @@ what keeps ingest above 25k spans/s on two cores (`make bench-ingest`, docs/benc
 The SQL is assembled from the small expression builders below; every identifier and key in it is a
 constant of this module, and the only values (limits, file path) travel as query parameters.
 """
+import re
 from functools import lru_cache
 
 _ONEOF = (
@@ -117,8 +118,22 @@ def boolean(key: str) -> str:
             f"{kind} = 'string_value', lower({raw}) IN ('true', '1'), NULL)")
 
 
+# TRICKY: every numeric attribute is parsed once per span, as a column of the layer that decides the form (insert_sql),
+# and the expressions read that column by its alias: spelled out at each use (a cap's three, a duration's three), the
+# lookups made the statement several times longer, and the analyzer's time grows with the statement's text, a fixed
+# cost every INSERT pays however few spans it holds (docs/ingest-performance.md).
+_PARSED: dict[str, str] = {}  # alias -> number(key) expression, filled as the columns are built
+
+
+def parsed(key: str, resource_fallback: bool = True) -> str:
+    """number(key) as a column of its own: the alias to read it by."""
+    alias = "num_" + re.sub(r"\W", "_", key) + ("" if resource_fallback else "__span")
+    _PARSED[alias] = number(key, resource_fallback)
+    return alias
+
+
 def first_number(*keys: str) -> str:
-    return f"coalesce({', '.join(number(k) for k in keys)})"
+    return f"coalesce({', '.join(parsed(k) for k in keys)})"
 
 
 def first_text(*keys: str, default: str = "''") -> str:
@@ -168,7 +183,7 @@ def _after_start(seconds_key: str) -> str:
     TRICKY: NaN, Inf or absurd values would make the Int64 conversion fail the whole INSERT, so
     anything that is not a finite duration under ~115 days is unknown.
     """
-    seconds = number(seconds_key, resource_fallback=False)
+    seconds = parsed(seconds_key, resource_fallback=False)
     return f"if(isFinite({seconds}) AND abs({seconds}) < 1e7, start_ns + toInt64(round({seconds} * 1e9)), NULL)"
 
 
@@ -293,10 +308,10 @@ COLUMNS = {
     "stage": "stage",
     "status": "['unset', 'ok', 'error'][if(s.status.code BETWEEN 0 AND 2, s.status.code, 0) + 1]",
     "status_message": "leftUTF8(toValidUTF8(s.status.message), 1024)",
-    "attempt": f"toUInt16(greatest(1, least(65535, coalesce({_finite(number('llm.attempt'))}, {_finite(number('http.request.resend_count'))} + 1, 1))))",
+    "attempt": f"toUInt16(greatest(1, least(65535, coalesce({_finite(parsed('llm.attempt'))}, {_finite(parsed('http.request.resend_count'))} + 1, 1))))",
     "retry_cause": f"if(s.status.code = 2, {first_text('llm.retry.cause', 'error.type')}, '')",
     "connection_reused": boolean("llm.connection.reused"),
-    "cap": _uint(number("llm.scheduler.cap"), 32),
+    "cap": _uint(parsed("llm.scheduler.cap"), 32),
     "input_tokens": _uint(first_number("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"), 32),
     "output_tokens": _uint(first_number("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"), 32),
     "start_at": _ts("start_ns"),
@@ -333,6 +348,7 @@ def insert_sql(source: str) -> str:
     attempt_keys += f" OR ({_has(MODEL_KEY)} AND kind != 'internal')"  # kind: the COLUMNS alias, by name
     instants = _instants()
     inner = ",\n        ".join(f"{expr} AS {name}" for name, expr in instants.items())
+    numbers = ",\n            ".join(f"{expr} AS {alias}" for alias, expr in sorted(_PARSED.items()))  # COLUMNS' and instants'
     return f"""INSERT INTO spans ({', '.join(COLUMNS)})
 SELECT {', '.join(f'{expr} AS {name}' for name, expr in COLUMNS.items())}
 FROM
@@ -345,7 +361,8 @@ FROM
         SELECT *,
             {_form()} AS form,
             {stage} AS stage,
-            multiIf({_has('llm.stage')}, 'stage', form != '' OR {attempt_keys}, 'attempt', 'other') AS role
+            multiIf({_has('llm.stage')}, 'stage', form != '' OR {attempt_keys}, 'attempt', 'other') AS role,
+            {numbers}
         FROM ({_spans_subquery(source)})
     )
 )"""
