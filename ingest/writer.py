@@ -19,7 +19,7 @@ from django.conf import settings
 from ingest import inserts, quarantine, records
 from ingest.inserts import BAD_DATA_CODES, LOGS, METRICS, TRACES, Kind, insert_batch, is_transient, whole_records
 from ingest.spool import Batch, Spool
-from store import client
+from store import client, priority
 from store.sql import SqlFiles
 
 __all__ = ["LOGS", "METRICS", "TRACES", "Bisection", "Kind", "ProcessWriter", "Writer", "insert_batch", "quarantine_whole"]
@@ -205,6 +205,7 @@ class Writer:
             return len(batch.segments)
 
     def _run(self, n: int) -> None:
+        priority.background()
         backoff = self.interval_s
         while not self._stop.wait(backoff):
             if n and time.monotonic() - self.spool.last_append_at < IDLE_S:

@@ -16,6 +16,7 @@ from django.conf import settings
 
 from analysis.work.jobs import use_jobs_client
 from latency_obs.celery import app
+from store import priority
 
 
 class EmbeddedCelery:
@@ -36,6 +37,7 @@ class EmbeddedCelery:
 
     def _work(self) -> None:
         use_jobs_client()
+        priority.background()
         self.worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:

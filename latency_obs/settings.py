@@ -130,6 +130,9 @@ INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 1000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
 # holds its INSERT's memory (~100 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
 INGEST_WRITER_THREADS = env_int("INGEST_WRITER_THREADS", 2, minimum=1, maximum=16)
+# how much lower than the web threads the background threads run (nice values: the spool writers, the embedded minute
+# jobs, the freshness refresh; store/priority.py); 0 leaves them equal
+BACKGROUND_NICE = env_int("BACKGROUND_NICE", 10, minimum=0, maximum=19)
 # off: this process only receives (authenticates, validates, spools) and never opens ClickHouse; a separate
 # `manage.py serve_writer` sharing the spool inserts its segments (the receive tier of docs/operations.md).
 INGEST_WRITER = env_bool("INGEST_WRITER", True)

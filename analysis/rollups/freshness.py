@@ -28,7 +28,7 @@ from django.db import connections
 from analysis.rollups.materialize import HOUR, materialize
 from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
-from store import client
+from store import client, priority
 
 # TRICKY: an INSERT stamps ingested_at when it starts and its rows appear when it ends, so a span stamped just
 # before a materialization may be missing from it: spans this close before the mark still count as newer.
@@ -180,6 +180,7 @@ def _in_background(project_id: int, hours: list[datetime], checked_at: datetime 
 
 def _background(project_id: int, hours: list[datetime], checked_at: datetime | None) -> None:
     client.bind_reader(BACKGROUND_ROLE)
+    priority.background()
     try:
         for hour in hours:
             materialize_hour(project_id, hour, checked_at)
