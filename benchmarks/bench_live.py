@@ -42,6 +42,7 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
+PY_SPY = ROOT / ".venv" / "bin" / "py-spy"  # --profile only: a profiler, not a dependency of the product
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from server import free_port, thread_cpu_s  # noqa: E402
 
@@ -71,6 +72,8 @@ def main() -> int:
     p.add_argument("--up-env", nargs="*", default=[], help="KEY=VALUE for up (e.g. CLICKHOUSE_READ_THREADS=2)")
     p.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)  # the child that fills the data dir
     a = p.parse_args()
+    if a.profile and not PY_SPY.exists():
+        p.error(f"--profile needs py-spy in the venv: {PYTHON.parent / 'pip'} install py-spy==0.4.3")
     data_dir = Path(a.data_dir or tempfile.mkdtemp(prefix="bench-live-"))
     env = {k: v for k, v in os.environ.items() if k not in DROPPED_ENV}
     env.update(DJANGO_SETTINGS_MODULE="latency_obs.settings", LATENCY_OBS_DATA_DIR=str(data_dir),
@@ -277,7 +280,7 @@ def start_profile(directory: str | None, pid: int, label: str):
         return None
     Path(directory).mkdir(parents=True, exist_ok=True)
     out = Path(directory) / (re.sub(r"\W+", "-", label).strip("-") + ".txt")
-    return subprocess.Popen([str(ROOT / ".venv" / "bin" / "py-spy"), "record", "--pid", str(pid), "--idle", "--threads",
+    return subprocess.Popen([str(PY_SPY), "record", "--pid", str(pid), "--idle", "--threads",
                              "--nonblocking", "--rate", "50", "--format", "raw", "--output", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
