@@ -4,8 +4,9 @@ chDB allows one process per data directory, so `up` cannot fork workers. With th
 (CELERY_BROKER_URL unset) beat's messages reach this thread's worker through kombu's memory
 transport: the same tasks and schedule as production, without Redis.
 
-The worker thread reads and writes ClickHouse through the jobs' client of its own (analysis.work.jobs.use_jobs_client),
-so the pages' reads on the web threads never queue behind the minute jobs' statements.
+The worker thread reads and writes ClickHouse through the jobs' client of its own, at the background threads' priority
+(analysis.work.jobs.run_as_jobs_thread), so the pages' reads on the web threads never queue behind the minute jobs'
+statements and get the cores first.
 """
 import threading
 
@@ -14,9 +15,8 @@ from celery.worker import WorkController
 from celery.worker import state as worker_state
 from django.conf import settings
 
-from analysis.work.jobs import use_jobs_client
+from analysis.work.jobs import run_as_jobs_thread
 from latency_obs.celery import app
-from store import priority
 
 
 class EmbeddedCelery:
@@ -36,8 +36,7 @@ class EmbeddedCelery:
         self.beat.start()
 
     def _work(self) -> None:
-        use_jobs_client()
-        priority.background()
+        run_as_jobs_thread()
         self.worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -19,7 +19,7 @@ from analysis.rollups import aggregates, freshness
 from analysis.scope import Scope
 from analysis.windows import last_full_hour, recent_window
 from analysis.work import backlog
-from store import client
+from store import client, priority
 
 # The jobs' ClickHouse client, a client of its own: a client serialises its calls (store/client.py), and the minute
 # jobs' statements take seconds, which the pages' reads (the "default" client of the web threads) must not queue
@@ -29,9 +29,11 @@ from store import client
 JOBS_ROLE = "read-jobs"
 
 
-def use_jobs_client() -> None:
-    """This thread (the embedded worker's) reads and writes ClickHouse through the jobs' own client."""
+def run_as_jobs_thread() -> None:
+    """This thread (the embedded worker's) runs the jobs: it reads and writes ClickHouse through the jobs' own client,
+    at the background threads' priority (store/priority.py), below the web threads'."""
     client.bind_reader(JOBS_ROLE)
+    priority.background()
 
 
 def materialize_since_watermark(now: datetime, deadline: Deadline | None = None) -> dict:

@@ -25,9 +25,9 @@ def test_up_serves_stops_cleanly_and_keeps_data_across_restart(tmp_path):
             up.manage("migrate_clickhouse")
         assert f"held by process {up.proc.pid}" in str(busy.value)
         # the background threads run BACKGROUND_NICE (10) below the rest, so pages get the cores first
-        nice = _nice_by_thread(up.proc.pid)
+        main, nice = _nice_by_thread(up.proc.pid)
         assert {name: nice[name] for name in ("spool-writer-tr", "celery-worker")} == \
-            {"spool-writer-tr": {nice["main"] + 10}, "celery-worker": {nice["main"] + 10}}, nice
+            {"spool-writer-tr": {main + 10}, "celery-worker": {main + 10}}, (main, nice)
     finally:
         up.stop()
     assert up.proc.returncode == 0
@@ -51,18 +51,20 @@ def test_a_second_up_on_the_same_data_dir_refuses_with_a_message(tmp_path):
             second.manage("up", "--port", str(second.port), "--grpc-port", "0")
         assert f"held by process {up.proc.pid}" in str(busy.value)
         # the background threads run BACKGROUND_NICE (10) below the rest, so pages get the cores first
-        nice = _nice_by_thread(up.proc.pid)
+        main, nice = _nice_by_thread(up.proc.pid)
         assert {name: nice[name] for name in ("spool-writer-tr", "celery-worker")} == \
-            {"spool-writer-tr": {nice["main"] + 10}, "celery-worker": {nice["main"] + 10}}, nice
+            {"spool-writer-tr": {main + 10}, "celery-worker": {main + 10}}, (main, nice)
     finally:
         up.stop()
 
 
-def _nice_by_thread(pid: int) -> dict[str, set[int]]:
-    """The nice values of a process's threads by OS thread name (comm); "main" is the main thread's."""
-    out = defaultdict(set)
+def _nice_by_thread(pid: int) -> tuple[int, dict[str, set[int]]]:
+    """The main thread's nice value, and the other threads' by OS thread name (comm)."""
+    main, out = None, defaultdict(set)
     for task in Path(f"/proc/{pid}/task").iterdir():
-        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        out["main" if task.name == str(pid) else (task / "comm").read_text().strip()].add(int(fields[16]))
-    out["main"] = next(iter(out["main"]))
-    return dict(out)
+        nice = int((task / "stat").read_text().rsplit(")", 1)[1].split()[16])  # field 19 of proc(5)
+        if task.name == str(pid):
+            main = nice
+        else:
+            out[(task / "comm").read_text().strip()].add(nice)
+    return main, dict(out)
