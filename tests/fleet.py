@@ -51,8 +51,7 @@ def send_burst(endpoint: str, key: str, cases: list[Case], ends_before: timedelt
         start = datetime.fromtimestamp(base_ns / 1e9, timezone.utc)
         case.injected = [(s, start + timedelta(seconds=s.start_s), start + timedelta(seconds=s.end_s)) for s in specs]
         if case.live:  # the past at once (each run's end has passed), then in real time
-            emitter = Emitter(make_exporter(endpoint, key, "http"), base_ns, seed=case.seed, cap=case.base.cap,
-                              sdk_tracers=True)
+            emitter = _emitter(make_exporter(endpoint, key, "http"), case, base_ns)
 
             def run(case=case, emitter=emitter, total=total, specs=specs):
                 run_simulation(emitter, case.base, total, case.seed, case.service, live=True, incidents=specs,
@@ -65,8 +64,14 @@ def send_burst(endpoint: str, key: str, cases: list[Case], ends_before: timedelt
     return threads
 
 
+def _emitter(exporter, case: Case, base_ns: int) -> Emitter:
+    """The case's spans through the SDK's own Tracer (the burst's pace: _send_past)."""
+    return Emitter(exporter, base_ns, seed=case.seed, cap=case.base.cap, sdk_tracers=True)
+
+
 class _Tee(SpanExporter):
-    """The HTTP exporter's export, with each body and the instant it was sent (seconds from the first) kept."""
+    """The HTTP exporter's export, with each body and the instant it was sent (seconds since the tee was made, just
+    before the generating began) kept."""
 
     def __init__(self, exporter):
         self.exporter, self.bodies, self.offsets, self.began = exporter, [], [], time.monotonic()
@@ -90,7 +95,7 @@ def _send_past(endpoint: str, key: str, case: Case, total: float, specs: list, b
 
     def make():
         tee = _Tee(make_exporter(endpoint, key, "http"))
-        emitter = Emitter(tee, base_ns, seed=case.seed, cap=case.base.cap, sdk_tracers=True)
+        emitter = _emitter(tee, case, base_ns)
         run_simulation(emitter, case.base, total, case.seed, case.service, incidents=specs)
         emitter.close()
         made.append(True)

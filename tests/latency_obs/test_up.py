@@ -24,10 +24,7 @@ def test_up_serves_stops_cleanly_and_keeps_data_across_restart(tmp_path):
         with pytest.raises(RuntimeError) as busy:
             up.manage("migrate_clickhouse")
         assert f"held by process {up.proc.pid}" in str(busy.value)
-        # the background threads run BACKGROUND_NICE (10) below the rest, so pages get the cores first
-        main, nice = _nice_by_thread(up.proc.pid)
-        assert {name: nice[name] for name in ("spool-writer-tr", "celery-worker")} == \
-            {"spool-writer-tr": {main + 10}, "celery-worker": {main + 10}}, (main, nice)
+        assert_background_threads_lowered(up.proc.pid)
     finally:
         up.stop()
     assert up.proc.returncode == 0
@@ -50,12 +47,16 @@ def test_a_second_up_on_the_same_data_dir_refuses_with_a_message(tmp_path):
         with pytest.raises(RuntimeError) as busy:
             second.manage("up", "--port", str(second.port), "--grpc-port", "0")
         assert f"held by process {up.proc.pid}" in str(busy.value)
-        # the background threads run BACKGROUND_NICE (10) below the rest, so pages get the cores first
-        main, nice = _nice_by_thread(up.proc.pid)
-        assert {name: nice[name] for name in ("spool-writer-tr", "celery-worker")} == \
-            {"spool-writer-tr": {main + 10}, "celery-worker": {main + 10}}, (main, nice)
+        assert_background_threads_lowered(up.proc.pid)
     finally:
         up.stop()
+
+
+def assert_background_threads_lowered(pid: int) -> None:
+    """The background threads run BACKGROUND_NICE (10) below the rest, so pages get the cores first."""
+    main, nice = _nice_by_thread(pid)
+    assert {name: nice[name] for name in ("spool-writer-tr", "celery-worker")} == \
+        {"spool-writer-tr": {main + 10}, "celery-worker": {main + 10}}, (main, nice)
 
 
 def _nice_by_thread(pid: int) -> tuple[int, dict[str, set[int]]]:
