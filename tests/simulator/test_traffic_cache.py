@@ -1,7 +1,10 @@
 """tests/simulated.py keeps generated traffic per machine and code: sent again, it is the same spans, moved in time."""
 import pytest
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from store import client
+from tests import factories as f
 from tests import simulated
 from tests.simulated import send_simulated
 
@@ -52,3 +55,27 @@ def test_other_code_generates_anew_and_its_stale_folders_go(tmp_path, monkeypatc
     assert simulated._cache_dir() == current and current.stat().st_mtime > time.time() - 60  # in use: not stale
     monkeypatch.setenv(simulated.TRAFFIC_CACHE, "off")  # this process's data dir only
     assert simulated._cache_dir().name == "simulated_traffic"
+
+
+def test_a_kept_body_is_moved_in_place_exactly_as_its_parsed_spans_would_be():
+    # every timestamp a span body holds (span start and end, each event's time), whatever else the spans carry; the
+    # body is rewritten at the offsets found when it was kept, never parsed again
+    request = f.request(f.attempt(), f.attempt(t_queue_ms=5.0, tenant="bob"),
+                        f.span("retrieve", attributes={"k": "v" * 300}, events=[("a", 1.0), ("a", 2.0)]),
+                        service="moved", resource={"deployment.environment": "test"})
+    request.resource_spans.add().CopyFrom(request.resource_spans[0])  # a second resource
+    body, shift = request.SerializeToString(), 86_400 * 10**9 + 123
+    offsets = simulated._timestamp_offsets(body)
+    expected = ExportTraceServiceRequest.FromString(body)
+    times = 0
+    for resource in expected.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                span.start_time_unix_nano += shift
+                span.end_time_unix_nano += shift
+                times += 2
+                for event in span.events:
+                    event.time_unix_nano += shift
+                    times += 1
+    assert len(offsets) == times > 20
+    assert ExportTraceServiceRequest.FromString(simulated._shifted(body, offsets, shift)) == expected
