@@ -15,6 +15,7 @@ from analysis.rollups import aggregates
 from analysis.scope import Scope
 from analysis.windows import utc_naive
 from tests.simulated import send_simulated
+from tests.stored import once
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 
@@ -48,12 +49,20 @@ def exact(name, project, sent, start, end, **more):
 SEED = 11
 
 
+def shared(project, key, preset: str, duration: str):
+    """send_simulated(preset, duration, SEED) for the tests that only read it: ingested and materialized by the first
+    of them in this worker, its rows copied back for the next (tests/stored.py). Each test then aggregates its window
+    itself (long_window)."""
+    return once(f"sketches_{preset}_{duration}", [project],
+                lambda: send_simulated(project, key, base=preset, duration=duration, seed=SEED))
+
+
 # decode_throughput sends fewer, longer requests: it needs longer to reach MIN_COUNT
 @pytest.mark.parametrize("preset,duration", [("queue_backlog", "20m"), ("decode_throughput", "45m"),
                                              ("retry_amplification", "20m"), ("noisy_tenant", "20m")])
 def test_sketched_distributions_stay_within_one_percent(preset, duration, clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base=preset, duration=duration, seed=SEED)
+    sent = shared(project, key, preset, duration)
     start, end = long_window(project, sent)
     assert Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0].endswith("_sketch")
     ours = queries.bucket_distribution(Scope(project.id, sent.service, start, end))
@@ -76,7 +85,7 @@ def test_sketched_distributions_stay_within_one_percent(preset, duration, clickh
 
 def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
+    sent = shared(project, key, "queue_backlog", "20m")
     start, end = long_window(project, sent)
     ours = queries.incident_series(Scope(project.id, sent.service, start, end))
     theirs = exact("incident_series", project, sent, start, end, instance="")
@@ -103,7 +112,7 @@ def test_sketched_series_keep_counts_and_stay_within_one_percent(clickhouse, alp
 def test_a_small_service_is_read_exactly(clickhouse, alpha, monkeypatch):
     monkeypatch.setattr(scope_, "SKETCH_MIN_ATTEMPTS", 50_000)
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
+    sent = shared(project, key, "healthy", "10m")
     start, end = long_window(project, sent)
     [theirs] = exact("bucket_distribution", project, sent, start, end)
     assert queries.bucket_distribution(Scope(project.id, sent.service, start, end))["buckets"]["ttft"]["p95"] == theirs["ttft_q"][1]
@@ -161,7 +170,7 @@ def test_sketched_tenant_tails_keep_the_same_tenants_and_counts(by_route, clickh
 
 def test_sketched_routes_keep_their_counts(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
+    sent = shared(project, key, "healthy", "10m")
     start, end = long_window(project, sent)
     ours = queries.bucket_distribution_top_values(Scope(project.id, sent.service, start, end), "route", 1)
     theirs = exact("bucket_distribution_top_values", project, sent, start, end, dimension="route", limit=1)
@@ -173,7 +182,7 @@ def test_sketched_routes_keep_their_counts(clickhouse, alpha):
 
 def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
     project, key = alpha
-    sent = send_simulated(project, key, base="healthy", duration="10m", seed=SEED)
+    sent = shared(project, key, "healthy", "10m")
     start, end = long_window(project, sent)
     def chosen():
         return Scope(project.id, sent.service, start, end).sketched("bucket_distribution")[0]
@@ -188,7 +197,7 @@ def test_a_service_left_out_of_the_sketches_is_read_exactly(clickhouse, alpha):
 def test_sketched_request_shares_keep_counts_and_stay_within_one_percent(preset, clickhouse, alpha):
     import math
     project, key = alpha
-    sent = send_simulated(project, key, base=preset, duration="20m", seed=SEED)
+    sent = shared(project, key, preset, "20m")
     start, end = long_window(project, sent)
     assert Scope(project.id, sent.service, start, end).sketched("request_shares")[0] == "request_shares_sketch"
     ours = queries.request_shares(Scope(project.id, sent.service, start, end))
@@ -240,7 +249,7 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
     """segment_hours holds the segments of the edges configured when an hour was aggregated: other edges, asked for
     or configured since, read every attempt."""
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
+    sent = shared(project, key, "queue_backlog", "20m")
     start, end = long_window(project, sent)
     configured = list(settings.ANALYSIS_SEGMENT_EDGES)
 
@@ -263,7 +272,7 @@ def test_segments_cut_at_other_edges_are_read_exactly(clickhouse, alpha, setting
 def test_sketched_neighbours_queue_keeps_counts_and_stays_within_one_percent(clickhouse, alpha):
     """others_t_queue of a long window merges the other tenants' t_queue sketches (tenant_service_hours)."""
     project, key = alpha
-    sent = send_simulated(project, key, base="noisy_tenant", duration="20m", seed=SEED)
+    sent = shared(project, key, "noisy_tenant", "20m")
     start, end = long_window(project, sent)
     tenants = [r["tenant"] for r in queries.tenant_tails(Scope(project.id, sent.service, start, end))][:3] + ["nobody"]
     assert Scope(project.id, sent.service, start, end).sketched("others_t_queue", tenants=tenants)[0] == "others_t_queue_sketch"
@@ -285,7 +294,7 @@ def test_the_overview_series_of_every_route_merges_five_minute_rows_to_the_same_
 
     from store import client
     project, key = alpha
-    sent = send_simulated(project, key, base="queue_backlog", duration="20m", seed=SEED)
+    sent = shared(project, key, "queue_backlog", "20m")
     start, end = long_window(project, sent)
     if route:  # one of the simulated routes
         [(route,)] = client.query_rows("SELECT any(route) FROM request_buckets WHERE project_id = {p:UInt32} AND route != ''",
