@@ -109,10 +109,10 @@ def _send_past(endpoint: str, key: str, case: Case, total: float, specs: list, b
     with requests.Session() as session:
         for body, offset in zip(bodies, offsets):
             time.sleep(max(0.0, began + offset - time.monotonic()))
-            _post(session, endpoint, key, body)
+            post_otlp(session, endpoint, key, body)
 
 
-def _post(session: requests.Session, endpoint: str, key: str, body: bytes) -> None:
+def post_otlp(session: requests.Session, endpoint: str, key: str, body: bytes) -> None:
     """One OTLP/HTTP protobuf body, sent again after a 429 or 503 as an OTLP exporter does (Retry-After)."""
     for _ in range(60):
         response = session.post(endpoint, data=body, timeout=60, headers={
