@@ -18,8 +18,23 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1, mat
     """Send `plan` = [(Scenario, minutes), ...] for `service` from `began` (aware UTC, whole minute); returns the
     start instant of each phase plus the end of the last one. materialized=False leaves materializing to the caller
     (settle()), so several services' sends into one project are materialized once."""
-    base_ns = int(began.timestamp() * 1e9)
+    exporter = InProcessExporter(key)
+    # delivered as an OTLP exporter does, waiting when the project's rate limit says so (a replay comes faster than
+    # generating)
+    exporter.bodies = bodies(key, service, plan, int(began.timestamp() * 1e9), seed)
+    exporter.deliver()
+    marks = [began]
+    for _, minutes in plan:
+        marks.append(marks[-1] + timedelta(minutes=minutes))
+    if materialized:
+        settle(project, began, marks[-1])
+    return marks
 
+
+def bodies(key: str, service: str, plan, base_ns: int, seed: int = 1) -> list[bytes]:
+    """The OTLP/HTTP protobuf bodies of `plan` for `service`, its clock starting at base_ns: the phases chained on one
+    simulated clock, exported through the real SDK encoding; generated once per machine and code, as send_simulated's
+    traffic, and replayed with the clock moved after (tests/simulated.py)."""
     def make():
         exporter = InProcessExporter(key)  # its bodies kept, not delivered
         emitter = Emitter(exporter, base_ns, seed=seed)
@@ -32,17 +47,7 @@ def phases(project, key, service: str, plan, began: datetime, seed: int = 1, mat
         emitter.close()
         return exporter.bodies, [], None
 
-    exporter = InProcessExporter(key)
-    # generated once per machine and code, as send_simulated's traffic (tests/simulated.py); delivered as an OTLP
-    # exporter does, waiting when the project's rate limit says so (a replay comes faster than generating)
-    exporter.bodies, _, _ = generated(("phases", service, tuple(plan), seed), base_ns, make)
-    exporter.deliver()
-    marks = [began]
-    for _, minutes in plan:
-        marks.append(marks[-1] + timedelta(minutes=minutes))
-    if materialized:
-        settle(project, began, marks[-1])
-    return marks
+    return generated(("phases", service, tuple(plan), seed), base_ns, make)[0]
 
 
 def settle(project, began: datetime, end: datetime) -> None:

@@ -18,13 +18,11 @@ from analysis.incidents.explain import explain
 from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
 from ingest.pipeline import get_writer
-from simulator.emit import Emitter
-from simulator.model import simulate
 from simulator.scenarios import PRESETS
 from tests import factories as f
 from tests.analysis import evidence_samples as ev
 from tests.fleet import post_otlp
-from tests.simulated import InProcessExporter, generated
+from tests.analysis.incident_traffic import bodies
 
 SVC = "llm-gateway"
 MIN = timedelta(minutes=1)
@@ -171,36 +169,18 @@ PHASES = {
 @pytest.mark.parametrize("case", sorted(PHASES))
 def test_simulated_incident_is_explained_as_its_cause(case, live_server, clickhouse, alpha):
     project, key = alpha
+    before, during, expected = PHASES[case]
     base_ns = time.time_ns() - int(40 * 60e9)
     with requests.Session() as session:  # the SDK's OTLP/HTTP bodies, to the real receiver
-        for body in _phases(case, key, base_ns):
+        for body in bodies(key, "svc", [(before, 25), (during, 12)], base_ns):
             post_otlp(session, f"{live_server.url}/v1/traces", key, body)
     get_writer().flush(force=True)
     t0 = datetime.fromtimestamp(base_ns / 1e9, tz=timezone.utc)
     materialize(project.id, t0 - timedelta(hours=1), t0 + timedelta(hours=2))
     result = explain(project.id, "svc", t0 + 26 * MIN, t0 + 36 * MIN, t0 + 2 * MIN, t0 + 24 * MIN)
-    expected = PHASES[case][2]
     assert (result["verdict"], codes(result)[0]) == (expected, expected), (result["causes"], result["path"])
     assert result["causes"][0]["share"] >= 0.5 and result["scope"] == [], result
     assert sum(c["share"] for c in result["causes"]) <= 1
-
-
-def _phases(case: str, key: str, base_ns: int) -> list[bytes]:
-    """The OTLP bodies of the case's two phases with the clock starting at base_ns: generated through the SDK's
-    encoding the first time on this machine and code, replayed with their clock moved after (tests/simulated.py)."""
-    before, during, _ = PHASES[case]
-
-    def make():
-        exporter = InProcessExporter(key)  # keeps the bodies
-        emitter = Emitter(exporter, base_ns, seed=7)
-        for i, (scenario, start_min, minutes) in enumerate(((before, 0, 25), (during, 25, 12))):
-            for run in simulate(scenario, minutes * 60, seed=100 + i, service="svc", start_ms=start_min * 60_000):
-                emitter.emit(run, cap=scenario.cap)
-        emitter.close()
-        return exporter.bodies, [], None
-
-    bodies, _, _ = generated(("explained phases", before, during), base_ns, make)
-    return bodies
 
 
 # -- pure parts ---------------------------------------------------------------------------------------------------
