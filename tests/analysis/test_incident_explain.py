@@ -21,8 +21,8 @@ from ingest.pipeline import get_writer
 from simulator.scenarios import PRESETS
 from tests import factories as f
 from tests.analysis import evidence_samples as ev
-from tests.fleet import post_otlp
 from tests.analysis.incident_traffic import bodies
+from tests.fleet import post_otlp
 
 SVC = "llm-gateway"
 MIN = timedelta(minutes=1)
