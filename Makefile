@@ -25,10 +25,10 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 # mostly wait on those streams: they run as a pytest of their own (one process, its own test DB and chDB store) beside
 # the rest, so that their minutes of waiting do not hold a worker; their output follows the rest's (also in
 # test-artifacts/clients.log). With PYTEST_ARGS: one pytest, as given.
-# The rest runs on TEST_WORKERS workers, one more than the 2 cores: its longest tests wait too (the as-run burst on its
-# `up`'s minute jobs for ~8 of its ~9 minutes), and a third worker fills those waits. It runs at nice +TEST_NICE so
-# that the client tests, whose bars are timings of real clients and gateways (a first token relayed within 20 % of
-# the served one), get the cores first when both want them.
+# The rest runs on TEST_WORKERS workers, one more than the 2 cores: its longest tests wait too (the as-run burst's
+# worker waits on its `up` subprocess: 48 CPU-s of its own in 656 s, 2026-11-29), and a third worker fills those
+# waits. It runs at nice +TEST_NICE so that the client tests, whose bars are timings of real clients and gateways (a
+# first token relayed within 20 % of the served one), get the cores first when both want them.
 CLIENT_TESTS := tests/clients
 TEST_WORKERS ?= 3
 TEST_NICE ?= 5

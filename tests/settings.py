@@ -28,7 +28,9 @@ _run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8] or str(os.getpid())
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": f"test_latency_obs_{_run}"}  # noqa: F405
 # The in-process writer's segments close after 30 s instead of 1: tests hand their spans over and flush (flush(force=
-# True): the ingest fixture, send_simulated, settle), so a test's traffic lands in one INSERT instead of one a second
-# while it is being delivered: each INSERT of spans costs ~0.1-0.3 s to plan whatever it holds (docs/ingest-
-# performance.md). Not in the environment: an `up` started by a test (tests/live.py) runs the product's default.
+# True): the ingest fixture, send_simulated, settle), so a test's traffic lands in an INSERT or two instead of one a
+# second while it is delivered, and each INSERT of spans has a fixed cost whatever it holds (an empty batch 119-187 ms:
+# docs/ingest-performance.md). tests/analysis/test_incident_detection.py alone: 15 -> 6 span INSERTs, 65 -> 56 CPU-s;
+# make test-fast 267 -> 249 user-CPU-s (2026-11-29). Not in the environment: an `up` a test starts (tests/live.py)
+# runs the product's default.
 INGEST_FLUSH_INTERVAL_MS = 30_000
