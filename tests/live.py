@@ -21,8 +21,9 @@ def free_port() -> int:
 
 class UpProcess:
     def __init__(self, data_dir: Path, nice: int = 0, **env):
-        """nice: a niceness added to the processes started (negative: before the test suite's other work; applied
-        only where the user may, as root in CI, else ignored)."""
+        """nice: the niceness the processes started run at, against the machine's normal 0, not the caller's own
+        (negative: before all of the suite's work, the client tests' lane at 0 and the rest at +TEST_NICE included;
+        applied only where the user may, as root in CI, else they keep the caller's)."""
         self.data_dir, self.nice = Path(data_dir), nice
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("DATABASE_URL", "CLICKHOUSE_URL", "PYTEST_XDIST_WORKER", "ANALYSIS_MIN_RUNS")}
@@ -59,7 +60,7 @@ class UpProcess:
                                      stderr=subprocess.STDOUT)
         if self.nice:  # from here (a preexec_fn is unsafe beside the test's threads); its threads start after
             try:
-                os.setpriority(os.PRIO_PROCESS, self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + self.nice)
+                os.setpriority(os.PRIO_PROCESS, self.proc.pid, self.nice)
             except PermissionError:  # a lower niceness needs root: run as the suite does
                 pass
         deadline = time.monotonic() + timeout
