@@ -15,7 +15,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.exceptions import ClickHouseError as DriverError
 from django.conf import settings
 
-from store import memory
+from store import memory, priority
 from store.errors import TIMEOUT_EXCEEDED, ClickHouseError  # noqa: F401 (re-exported: the client's errors)
 from store.reasons import Reason
 
@@ -146,11 +146,17 @@ def reader_role() -> str:
     return getattr(_local, "role", "default")
 
 
-def _call(fn, *args, **kwargs):
+def _call(fn, *args, settings: dict | None = None, **kwargs):
+    nice = priority.statement_nice() if is_embedded() else None
+    if nice is not None:  # a background thread's statement: ClickHouse's threads of it at that thread's priority
+        settings = {**(settings or {}), "os_threads_nice_value_query": nice}
     try:
-        return fn(*args, **kwargs)
+        return fn(*args, settings=settings, **kwargs)
     except DriverError as exc:
         raise ClickHouseError(Reason.QUERY_FAILED, str(exc), error_code(exc)) from exc
+    finally:
+        if nice is not None:
+            priority.after_statement()
 
 
 def query(sql: str, parameters: dict | None = None, settings: dict | None = None) -> list[dict]:
