@@ -10,7 +10,10 @@ Starts `up` on a fresh data dir (a subprocess, its own minute pipeline), then:
   switched on after its baseline; prints the seconds from the incident's onset to it being listed by the API
   (target: 4 minutes: 3 off minutes, plus at most one).
 
-  .venv/bin/python benchmarks/bench_detect.py [--services 24] [--minutes 120] [--live 50]
+  .venv/bin/python benchmarks/bench_detect.py [--services 24] [--minutes 120] [--rps 5] [--live 50]
+
+--rps sets the burst's services' requests/s (the healthy preset's by default): a fleet of many small services
+(`--services 200 --minutes 60 --rps 1`) is sent in the time of 24 busy ones, and the judging is per service.
 """
 import argparse
 import os
@@ -33,6 +36,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--services", type=int, default=24)
     parser.add_argument("--minutes", type=int, default=120)
+    parser.add_argument("--rps", type=float, help="the burst's requests/s per service (default: the healthy preset's)")
     parser.add_argument("--live", type=int, default=0, help="also the live case with this many services")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the judging")
     args = parser.parse_args()
@@ -46,7 +50,7 @@ def main() -> int:
         key = up.manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
         up.start(timeout=120)
         try:
-            burst(up, key, args.services, args.minutes, args.timeout)
+            burst(up, key, args.services, args.minutes, args.timeout, args.rps)
             if args.live:
                 live(up, key, args.live, args.timeout)
         finally:
@@ -54,10 +58,13 @@ def main() -> int:
     return 0
 
 
-def burst(up, key: str, services: int, minutes: int, timeout: float) -> None:
+def burst(up, key: str, services: int, minutes: int, timeout: float, rps: float | None = None) -> None:
+    from simulator.scenarios import PRESETS
     from tests.fleet import Case, score, send_burst, wait_judged
 
-    cases = [Case(f"burst-{k:03d}", seed=100 + k, minutes=minutes,
+    base = PRESETS["healthy"].at_rps(rps) if rps else PRESETS["healthy"]
+
+    cases = [Case(f"burst-{k:03d}", base, seed=100 + k, minutes=minutes,
                   incidents=() if k % 4 == 3 else (f"{CAUSES[k % len(CAUSES)]}@{minutes // 2}m+12m",))
              for k in range(services)]
     start = datetime.now(timezone.utc) - timedelta(minutes=minutes + 5)
@@ -68,7 +75,7 @@ def burst(up, key: str, services: int, minutes: int, timeout: float) -> None:
     took = wait_judged(up.url, key, cases, start, end, timeout)
     done = [v for v in took.values() if v is not None]
     target = 180 if services <= 24 else 900
-    print(f"burst: {services} services x {minutes} min sent in {sent - began:.0f} s")
+    print(f"burst: {services} services x {minutes} min at {base.rps:g} requests/s sent in {sent - began:.0f} s")
     if done:
         print(f"  judged after the burst: median {statistics.median(done):.0f} s, max {max(done):.0f} s "
               f"(target {target} s) {'ok' if len(done) == services and max(done) <= target else 'MISSED'}")
