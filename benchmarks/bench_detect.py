@@ -45,7 +45,10 @@ def main() -> int:
     from tests.live import UpProcess
 
     with tempfile.TemporaryDirectory(prefix="bench-detect-") as data_dir:
-        up = UpProcess(Path(data_dir), LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"))
+        # TRICKY: each simulated service also sends its app's spans as "<service>-app", so 200 services are 400 names,
+        # past the default INGEST_MAX_SERVICES_PER_HOUR (200): the rest would be stored as __other__ and never judged
+        up = UpProcess(Path(data_dir), LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"),
+                       INGEST_MAX_SERVICES_PER_HOUR=str(max(200, 2 * args.services + 10)))
         up.manage("migrate", "--noinput")
         key = up.manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
         up.start(timeout=120)
