@@ -46,7 +46,7 @@ def _may_renice() -> bool:
 
 
 def _statement_threads_nice(background: bool) -> tuple[set[int], int]:
-    """Run a statement of a second or so from a new thread (lowered first when `background`, from nice 0) and
+    """Run a statement of a few tenths of a second from a new thread (lowered first when `background`, from nice 0) and
     sample the nice values of ClickHouse's threads running it; also the calling thread's nice value after it."""
     from store import client
     seen, done, after = set(), threading.Event(), {}
@@ -57,7 +57,7 @@ def _statement_threads_nice(background: bool) -> tuple[set[int], int]:
         if background:
             priority.background()
         try:
-            client.query_rows("SELECT count() FROM numbers_mt(200000000) WHERE sipHash64(number) % 7 = 1")
+            client.query_rows("SELECT count() FROM numbers_mt(60000000) WHERE sipHash64(number) % 7 = 1")
         finally:
             after["nice"] = os.getpriority(os.PRIO_PROCESS, tid)
             done.set()
