@@ -42,13 +42,16 @@ def main() -> int:
     args = parser.parse_args()
     import django
     django.setup()
+    from django.conf import settings
+
     from tests.live import UpProcess
 
     with tempfile.TemporaryDirectory(prefix="bench-detect-") as data_dir:
         # TRICKY: each simulated service also sends its app's spans as "<service>-app", so 200 services are 400 names,
         # past the default INGEST_MAX_SERVICES_PER_HOUR (200): the rest would be stored as __other__ and never judged
+        limit = max(settings.INGEST_MAX_SERVICES_PER_HOUR, 2 * args.services + 10)
         up = UpProcess(Path(data_dir), LOG_LEVEL=os.environ.get("LOG_LEVEL", "WARNING"),
-                       INGEST_MAX_SERVICES_PER_HOUR=str(max(200, 2 * args.services + 10)))
+                       INGEST_MAX_SERVICES_PER_HOUR=str(limit))
         up.manage("migrate", "--noinput")
         key = up.manage("create_api_key", "--project", "bench", "--scope", "ingest,read").strip()
         up.start(timeout=120)
@@ -66,7 +69,6 @@ def burst(up, key: str, services: int, minutes: int, timeout: float, rps: float 
     from tests.fleet import Case, score, send_burst, wait_judged
 
     base = PRESETS["healthy"].at_rps(rps) if rps else PRESETS["healthy"]
-
     cases = [Case(f"burst-{k:03d}", base, seed=100 + k, minutes=minutes,
                   incidents=() if k % 4 == 3 else (f"{CAUSES[k % len(CAUSES)]}@{minutes // 2}m+12m",))
              for k in range(services)]

@@ -147,7 +147,9 @@ def reader_role() -> str:
 
 
 def _call(fn, *args, settings: dict | None = None, **kwargs):
-    nice = priority.statement_nice() if is_embedded() else None
+    nice = priority.statement_nice()
+    if nice is not None and not is_embedded():  # a server's threads are not this process's to lower
+        nice = None
     if nice is not None:  # a background thread's statement: ClickHouse's threads of it at that thread's priority
         settings = {**(settings or {}), "os_threads_nice_value_query": nice}
     try:

@@ -13,6 +13,11 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def task_nice(task: Path) -> int:
+    """The nice value of a thread, from its /proc/PID/task/TID directory (field 19 of proc(5)'s stat)."""
+    return int((task / "stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -20,10 +25,10 @@ def free_port() -> int:
 
 
 class UpProcess:
-    def __init__(self, data_dir: Path, nice: int = 0, **env):
+    def __init__(self, data_dir: Path, nice: int | None = None, **env):
         """nice: the niceness the processes started run at, against the machine's normal 0, not the caller's own
         (negative: before all of the suite's work, the client tests' lane at 0 and the rest at +TEST_NICE included;
-        applied only where the user may, as root in CI, else they keep the caller's)."""
+        applied only where the user may, as root in CI, else they keep the caller's; None: the caller's)."""
         self.data_dir, self.nice = Path(data_dir), nice
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("DATABASE_URL", "CLICKHOUSE_URL", "PYTEST_XDIST_WORKER", "ANALYSIS_MIN_RUNS")}
@@ -58,7 +63,7 @@ class UpProcess:
         log = open(self.data_dir / "up.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, stdout=log,
                                      stderr=subprocess.STDOUT)
-        if self.nice:  # from here (a preexec_fn is unsafe beside the test's threads); its threads start after
+        if self.nice is not None:  # from here (a preexec_fn is unsafe beside the test's threads); its threads start after
             try:
                 os.setpriority(os.PRIO_PROCESS, self.proc.pid, self.nice)
             except PermissionError:  # a lower niceness needs root: run as the suite does

@@ -6,7 +6,7 @@ import pytest
 import requests
 
 from tests import factories as f
-from tests.live import UpProcess
+from tests.live import UpProcess, task_nice
 
 pytestmark = pytest.mark.slow
 
@@ -63,7 +63,7 @@ def _nice_by_thread(pid: int) -> tuple[int, dict[str, set[int]]]:
     """The main thread's nice value, and the other threads' by OS thread name (comm)."""
     main, out = None, defaultdict(set)
     for task in Path(f"/proc/{pid}/task").iterdir():
-        nice = int((task / "stat").read_text().rsplit(")", 1)[1].split()[16])  # field 19 of proc(5)
+        nice = task_nice(task)
         if task.name == str(pid):
             main = nice
         else:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from store import priority
+from tests.live import task_nice
 
 
 def _in_thread(name: str) -> tuple[int, str, int]:
@@ -67,7 +68,7 @@ def _statement_threads_nice(background: bool) -> tuple[set[int], int]:
         for task in Path("/proc/self/task").iterdir():
             try:
                 if (task / "comm").read_text().strip().startswith("QueryPipeline"):
-                    seen.add(int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]))
+                    seen.add(task_nice(task))
             except (OSError, IndexError):  # the thread ended between the two reads
                 pass
     thread.join()
