@@ -5,6 +5,8 @@ import pytest
 
 from tests import factories
 
+pytest_plugins = ["tests.cpu_time"]  # --cpu-top N (tests/cpu_time.py)
+
 # Seconds a file's tests take in all on the 2-core machine, for the files that take about a minute or more (make test
 # with --junitxml, 2026-11-28, a quiet machine). pytest-xdist's --dist
 # loadfile hands a worker a whole file at a time, by default in order of test count (--loadscope-reorder): one-test
