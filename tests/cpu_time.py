@@ -44,7 +44,7 @@ class CpuTimes:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
-        self.rows += [tuple(row) for row in json.loads(getattr(node, "workeroutput", {}).get(KEY, "[]"))]
+        self.rows += json.loads(getattr(node, "workeroutput", {}).get(KEY, "[]"))
 
     def pytest_terminal_summary(self, terminalreporter):
         if hasattr(self.config, "workeroutput"):
