@@ -58,7 +58,8 @@ def test_receivers_spool_without_chdb_and_serve_writer_stores_it(tmp_path):
     writer.manage("migrate", "--noinput")
     writer.manage("migrate_clickhouse")
     key = writer.manage("create_api_key", "--project", "r", "--scope", "ingest,read").strip().splitlines()[-1]
-    web, grpc_rx = UpProcess(tmp_path, INGEST_WRITER="off"), UpProcess(tmp_path, INGEST_WRITER="off")
+    receiver = {"INGEST_WRITER": "off", "INGEST_FLUSH_INTERVAL_MS": "1000"}  # segments closed by age within the sleep
+    web, grpc_rx = UpProcess(tmp_path, **receiver), UpProcess(tmp_path, **receiver)
     web.spawn(["serve_web", "--host", "127.0.0.1", "--port", str(web.port), "--threads", "4"], web._healthy)
     grpc_rx.port = free_port()
     grpc_rx.spawn(["serve_otlp_grpc", "--host", "127.0.0.1", "--port", str(grpc_rx.port)],
