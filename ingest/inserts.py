@@ -101,6 +101,10 @@ def _insert_settings(token: str, kind: Kind) -> dict:
         # has hundreds, and no filter for them to help): 40 % of an INSERT's fixed cost, which every batch pays,
         # however small (an empty batch of spans: 313 -> 187 ms in chDB 26.9; reads keep the pass, they use it)
         "optimize_and_compare_chain": 0,
+        # the query plan's optimizations (filter push-down, reading in order, ...) have nothing to act on in a read of
+        # spool files with no key and no filter, and cost every INSERT a sixth of its fixed cost (a 60-span batch:
+        # 157 -> 130 ms of CPU, chDB 26.9; a 20,000-span one within noise: /tmp probe, 2026-11-29)
+        "query_plan_enable_optimizations": 0,
         "max_threads": 1, "max_insert_threads": 1,
         "input_format_max_block_size_bytes": INPUT_CHUNK_BYTES, "input_format_parallel_parsing": 0, **blocks,
     }
