@@ -15,7 +15,7 @@ from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
 from analysis.windows import iso
 from simulator.scenarios import PRESETS
-from tests.simulated import send_simulated
+from tests.simulated import flush, send_simulated
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 BASE = PRESETS["healthy"]  # the overlays are calibrated at the base preset's own rate
@@ -37,7 +37,9 @@ def incidents_via_api(client, key, sent, service=SERVICE, detect=True) -> list[d
 
 
 def materialize_all(project, sent) -> None:
-    """One materialization of the project over every send's window (send_simulated(materialized=False))."""
+    """What the sends spooled stored, then one materialization of the project over every send's window
+    (send_simulated(materialized=False))."""
+    flush()
     sent = list(sent)
     materialize(project.id, min(s.start for s in sent) - timedelta(hours=1),
                 max(s.end for s in sent) + timedelta(hours=1))
