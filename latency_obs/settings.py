@@ -126,10 +126,11 @@ INGEST_SEGMENT_SPANS = env_int("INGEST_SEGMENT_SPANS", 20_000, minimum=1)
 INGEST_BATCH_BYTES = env_int("INGEST_BATCH_BYTES", 64 * 1024 * 1024, minimum=1024)
 # Spans per block (and part) an INSERT writes: its memory while it sorts and writes them (docs/ingest-performance.md)
 INGEST_BLOCK_ROWS = env_int("INGEST_BLOCK_ROWS", 8192, minimum=1)
-# A segment this old is closed and inserted even if not full. TRICKY: every INSERT pays ~0.15 s of CPU to analyse the
-# mapping whatever it holds (ingest/inserts.py), so under a trickle the writer's cost is one INSERT per interval: at
-# 1 s it was a third of a running `up`'s CPU in the as-run incidents test (py-spy: 52 of 171 CPU-s, a burst of 12
-# services at 1-2 requests/s); at 3 s that test's CPU fell 183 -> 152 s, for spans visible ~2 s later
+# A segment this old is closed and inserted even if not full. TRICKY: every INSERT pays ~0.13 s of CPU to analyse the
+# mapping whatever it holds (ingest/inserts.py; ~0.16 s before its plan optimizations were turned off), so under a
+# trickle the writer's cost is one INSERT per interval: at 1 s it was a third of a running `up`'s CPU in the as-run
+# incidents test (py-spy: 52 of 171 CPU-s, a burst of 12 services at 1-2 requests/s); at 3 s that test's CPU fell
+# 183 -> 152 s, for spans visible ~2 s later
 INGEST_FLUSH_INTERVAL_MS = env_int("INGEST_FLUSH_INTERVAL_MS", 3000, minimum=10)
 # Batches inserted at once by each receiving process (an INSERT runs on one core): more drain faster, and each
 # holds its INSERT's memory (~100 MiB in blocks of INGEST_BLOCK_ROWS) while it runs.
