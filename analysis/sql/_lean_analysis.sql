@@ -1,4 +1,5 @@
--- Settings for a read whose query tree is large and whose data is small (the scheduler sweep of a window's edges).
+-- Settings for a statement whose query tree is large (the scheduler sweep of a window's edges, and the hourly
+-- aggregate of the same scheduler_pieces view: aggregate_scheduler_minutes.sql).
 -- ClickHouse's analyzer runs each of these rewrite passes over the whole query tree; on the sweep's tree (the
 -- scheduler_pieces view's arrays and lambdas under the ranking) together they cost more than reading the edges:
 -- scheduler_sweep.sql over one service's 24 h ending at :37 (10M-span bench data, one read at a time),
