@@ -2,8 +2,10 @@
 
 Several services in one project, each a chain of simulator phases (healthy, a cause, healthy, ...) at one rate,
 so the injected onsets and ends are known to the second. Targets (issue 11): every cause found (recall >= 90 %
-of nine causes is nine), median onset and end error <= 120 s, no incident on steady services however slow, two
-incidents as two, an ongoing incident with end None, a late backfill found by the minute job's recheck.
+of nine causes is nine), median onset and end error <= 120 s, a late backfill found by the minute job's recheck.
+The other targets of issue 11 are held once, through the API, by tests/analysis/test_incident_accuracy.py: no
+incident on steady services however slow (healthy and steady_slow, two seeds each), two incidents as two, an
+ongoing incident with end None (this file held them too, on phase-switched traffic: the same checks twice).
 """
 import statistics
 from datetime import datetime, timedelta, timezone
@@ -59,28 +61,6 @@ def test_every_cause_is_found_near_its_onset_and_end(clickhouse, alpha):
         end_errors.append(abs((hits[0].end - marks[2]).total_seconds()) if hits[0].end else 600.0)
     assert not missed, missed
     assert statistics.median(onset_errors) <= 120 and statistics.median(end_errors) <= 120, (onset_errors, end_errors)
-
-
-@pytest.mark.parametrize("name", STEADY)
-def test_a_steady_service_has_no_incident_however_slow(name, clickhouse, alpha):
-    project, key = alpha
-    marks = phases(project, key, name, [(preset(name), 45)], T0, seed=7)
-    assert detected(project, name, T0, marks[-1]) == []
-
-
-def test_two_incidents_in_one_window_are_two_and_an_ongoing_one_has_no_end(clickhouse, alpha):
-    project, key = alpha
-    plan = [(preset("healthy"), 20), (preset("network_overhead"), 10), (preset("healthy"), 10),
-            (preset("post_processing"), 10), (preset("healthy"), 6)]
-    marks = phases(project, key, "two", plan, T0, seed=3, materialized=False)
-    ongoing_marks = phases(project, key, "ongoing", [(preset("healthy"), 20), (preset("decode_throughput"), 12)], T0,
-                           seed=4, materialized=False)
-    settle(project, T0, max(marks[-1], ongoing_marks[-1]))  # both services' hours at once
-    found = detected(project, "two", T0, marks[-1])
-    assert len(found) == 2, [(f.start, f.end) for f in found]
-    assert near((found[0].start, found[0].end), marks[1:3]) and near((found[1].start, found[1].end), marks[3:5])
-    [ongoing] = detected(project, "ongoing", T0, ongoing_marks[-1])
-    assert near((ongoing.start, ongoing.end), (ongoing_marks[1], None))
 
 
 def test_a_late_backfill_is_re_evaluated_by_the_minute_job(clickhouse, alpha):
