@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 
 from analysis.rollups.materialize import materialize
 from projects.models import ApiKey
+from tests import stored
 from tests.analysis import capacity_spans as spans
 
 URL = "/api/v1/capacity"
@@ -17,8 +18,11 @@ FIELDS = {"peak_rps", "mean_rps", "tokens_in", "tokens_out", "batching_factor", 
 @pytest.fixture
 def sent(alpha, ingest):
     project, key = alpha
-    ingest(key, *spans.requests())
-    materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
+
+    def build():
+        ingest(key, *spans.requests())
+        materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
+    stored.once("capacity_sent", (project,), build)  # built once per worker, copied for the next tests
     return alpha
 
 

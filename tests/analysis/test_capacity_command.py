@@ -12,6 +12,7 @@ from django.test import override_settings
 from analysis.capacity import document
 from analysis.rollups.materialize import materialize
 from store.errors import ClickHouseError
+from tests import stored
 from tests.analysis import capacity_spans as spans
 
 WINDOW = ["--start", spans.WINDOW["start"], "--end", spans.WINDOW["end"]]
@@ -20,8 +21,11 @@ WINDOW = ["--start", spans.WINDOW["start"], "--end", spans.WINDOW["end"]]
 @pytest.fixture
 def sent(alpha, ingest):
     project, key = alpha
-    ingest(key, *spans.requests())
-    materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
+
+    def build():
+        ingest(key, *spans.requests())
+        materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
+    stored.once("capacity_sent", (project,), build)  # built once per worker, copied for the next tests
     return project
 
 

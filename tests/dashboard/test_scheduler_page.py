@@ -8,6 +8,7 @@ import pytest
 from analysis.panels import scheduler as scheduling
 from analysis.rollups.materialize import materialize
 from tests import factories as f
+from tests import stored
 from tests.dashboard.pages import spec, text_of
 
 SVC = "sched-svc"
@@ -30,11 +31,14 @@ def state(members, ingest):
     def one(start_ms, t_queue, stream, cap=None):
         return f.attempt(t_queue_ms=t_queue, t_first_token_ms=300, t_stream_ms=stream, t_post_ms=100,
                          start_ns=f.BASE_NS + start_ms * f.MS, attributes={"llm.scheduler.cap": cap})
-    ingest(key, f.request(one(0, 0, 1600, 1), one(1000, 1000, 600, 1), one(3000, 1000, 600, 1),
-                          service=SVC, instance=HOSTILE_INSTANCE),
-           f.request(one(0, 2000, 600, 2), service=SVC, instance="gw-2"),
-           f.request(one(0, 500, 600), service=SVC, instance="gw-3"))
-    materialize(alpha.pk, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1))
+
+    def build():
+        ingest(key, f.request(one(0, 0, 1600, 1), one(1000, 1000, 600, 1), one(3000, 1000, 600, 1),
+                              service=SVC, instance=HOSTILE_INSTANCE),
+               f.request(one(0, 2000, 600, 2), service=SVC, instance="gw-2"),
+               f.request(one(0, 500, 600), service=SVC, instance="gw-3"))
+        materialize(alpha.pk, f.BASE - timedelta(hours=1), f.BASE + timedelta(hours=1))
+    stored.once("scheduler_page_state", (alpha,), build)  # built once per worker, copied for the next tests
     return alpha
 
 
