@@ -28,9 +28,9 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 # The rest runs on TEST_WORKERS workers, one more than the 2 cores: its longest tests wait too (the as-run burst's
 # worker waits on its `up` subprocess: 48 CPU-s of its own in 656 s, 2026-11-29), and a third worker fills those
 # waits; a fourth only adds contention (one machine, 2026-11-29, warm: 4 workers 14:23 and 1,425 CPU-s in the rest;
-# 3 workers 13:51 and 1,356, 13:44 and 1,350 on the code around it). It runs at nice +TEST_NICE so that the client tests, whose bars are timings of real clients and gateways (a
-# gateway's first token within 15 % of the served one: missed in a cold run beside two equal workers, 2026-11-29),
-# get the cores first when both want them.
+# 3 workers 13:51 and 1,356, 13:44 and 1,350 on the code around it). It runs at nice +TEST_NICE so that the client
+# tests, whose bars are timings of real clients and gateways (a gateway's first token within 15 % of the served one:
+# missed in a cold run beside two equal workers, 2026-11-29), get the cores first when both want them.
 CLIENT_TESTS := tests/clients
 TEST_WORKERS ?= 3
 TEST_NICE ?= 5

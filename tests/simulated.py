@@ -29,7 +29,7 @@ from analysis.rollups.materialize import materialize
 
 from ingest import metrics as metrics_in
 from ingest.otlp_proto import read_varint
-from ingest.pipeline import OverLimit, export, get_writer
+from ingest.pipeline import OverLimit, export, flush_started_writers
 from simulator.durations import parse_duration
 from simulator.emit import Emitter, make_exporter
 from simulator.engine_metrics import EngineMetrics, make_metric_exporter
@@ -138,7 +138,7 @@ def send_simulated(project, key: str, *, base: str | Scenario = "healthy", durat
     (start = now - duration). metrics: also the engine's metrics (simulator.engine_metrics) through /v1/metrics's
     path; metrics_only: those and no spans. layers: two layers in one trace, `<service>-gateway` in front of
     `<service>-engine` (simulate --layers; the engine's metrics are the engine's). Raises ValueError for a bad
-    incident, as the command does. materialized=False leaves storing (flush()) and materializing to the caller: a
+    incident, as the command does. materialized=False leaves storing (ingest.pipeline.flush_started_writers) and materializing to the caller: a
     test sending many services into one project stores them in a few INSERTs (each costs ~0.1 s whatever it holds: a
     flush per send was 5 INSERTs with metrics, 150 in test_layers_diagnosed) and materializes its window once
     (materialize() redoes every service of the project's hours, so one call per send grew with each service sent:
@@ -157,18 +157,12 @@ def send_simulated(project, key: str, *, base: str | Scenario = "healthy", durat
     start = datetime.fromtimestamp(base_ns / 1e9, timezone.utc)
     end = start + timedelta(seconds=seconds)
     if materialized:
-        flush()
+        flush_started_writers()
         # from the run's start: nothing of it is queued before (the hour before would be aggregated empty, ~0.5 s a
         # call); an hour past its end for retries and streams that outlast it
         materialize(project.id, start, end + timedelta(hours=1))
     injected = [Injected(s, start + timedelta(seconds=s.start_s), start + timedelta(seconds=s.end_s)) for s in specs]
     return Simulated(service, start, end, injected, runs, attempts)
-
-
-def flush() -> None:
-    """Store what was sent in this process and still waits in the spools (spans, metric points) now."""
-    metrics_in.get_writer().flush(force=True)
-    get_writer().flush(force=True)
 
 
 class HttpSink:

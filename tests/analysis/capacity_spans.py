@@ -8,7 +8,9 @@ Window [10:00, 10:10) of factories.BASE. Every attempt is a run of its own (no l
 """
 from datetime import timedelta
 
+from analysis.rollups.materialize import materialize
 from tests import factories as f
+from tests import stored
 
 START, END = f.BASE, f.BASE + timedelta(minutes=10)
 WINDOW = {"start": "2026-01-05T10:00:00Z", "end": "2026-01-05T10:10:00Z"}
@@ -30,3 +32,12 @@ def gw2() -> list:
 def requests(service: str = SERVICE) -> list:
     return [f.request(*gw1(), service=service, instance="gw-1", resource={"cloud.region": "us-east-1", "gpu.count": 2}),
             f.request(*gw2(), service=service, instance="gw-2", resource={"cloud.region": "eu-west-1"})]
+
+
+def store(project, key: str, ingest) -> None:
+    """requests() through the real ingest path into `project`, materialized: built once per worker and copied for the
+    next tests (tests/stored.py), shared by the worksheet's API and command tests."""
+    def build():
+        ingest(key, *requests())
+        materialize(project.pk, START - timedelta(hours=1), END + timedelta(hours=1))
+    stored.once("capacity_sent", (project,), build)

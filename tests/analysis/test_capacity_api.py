@@ -1,13 +1,10 @@
 """GET /api/v1/capacity: auth by read key or membership (401/403/404 as the diagnosis API), parameter errors, and
 the JSON contract, on the hand-built traffic of tests/analysis/capacity_spans.py."""
-from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 
-from analysis.rollups.materialize import materialize
 from projects.models import ApiKey
-from tests import stored
 from tests.analysis import capacity_spans as spans
 
 URL = "/api/v1/capacity"
@@ -18,11 +15,7 @@ FIELDS = {"peak_rps", "mean_rps", "tokens_in", "tokens_out", "batching_factor", 
 @pytest.fixture
 def sent(alpha, ingest):
     project, key = alpha
-
-    def build():
-        ingest(key, *spans.requests())
-        materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
-    stored.once("capacity_sent", (project,), build)  # built once per worker, copied for the next tests
+    spans.store(project, key, ingest)
     return alpha
 
 

@@ -2,7 +2,6 @@
 a pointer to the running product's API when `up` holds the embedded store."""
 import csv
 import json
-from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -10,9 +9,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from analysis.capacity import document
-from analysis.rollups.materialize import materialize
 from store.errors import ClickHouseError
-from tests import stored
 from tests.analysis import capacity_spans as spans
 
 WINDOW = ["--start", spans.WINDOW["start"], "--end", spans.WINDOW["end"]]
@@ -21,11 +18,7 @@ WINDOW = ["--start", spans.WINDOW["start"], "--end", spans.WINDOW["end"]]
 @pytest.fixture
 def sent(alpha, ingest):
     project, key = alpha
-
-    def build():
-        ingest(key, *spans.requests())
-        materialize(project.pk, spans.START - timedelta(hours=1), spans.END + timedelta(hours=1))
-    stored.once("capacity_sent", (project,), build)  # built once per worker, copied for the next tests
+    spans.store(project, key, ingest)
     return project
 
 

@@ -14,8 +14,9 @@ from analysis.incidents.jobs import judge_all
 from analysis.rollups.materialize import materialize
 from analysis.scope import Scope
 from analysis.windows import iso
+from ingest.pipeline import flush_started_writers
 from simulator.scenarios import PRESETS
-from tests.simulated import flush, send_simulated
+from tests.simulated import send_simulated
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("fewer_gc_passes")]
 BASE = PRESETS["healthy"]  # the overlays are calibrated at the base preset's own rate
@@ -39,7 +40,7 @@ def incidents_via_api(client, key, sent, service=SERVICE, detect=True) -> list[d
 def materialize_all(project, sent) -> None:
     """What the sends spooled stored, then one materialization of the project over every send's window
     (send_simulated(materialized=False))."""
-    flush()
+    flush_started_writers()
     sent = list(sent)
     materialize(project.id, min(s.start for s in sent) - timedelta(hours=1),
                 max(s.end for s in sent) + timedelta(hours=1))

@@ -38,7 +38,7 @@ def crowd(members, ingest, settings):
             req.resource_spans.extend(f.request(at(2000 + i * 0.1), service=f"svc-{i:03}").resource_spans)
         ingest(key, req)
         materialize(alpha.pk, START - timedelta(hours=1), END + timedelta(hours=1))
-    stored.once("cardinality_crowd", (alpha,), build)  # built once per worker (~1.4 s), copied for the next tests
+    stored.once("cardinality_crowd", (alpha,), build)  # built once per worker (~1.2 s), copied for the next tests
     return alpha
 
 
