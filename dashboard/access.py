@@ -14,7 +14,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from analysis.reads import coverage as coverage_
-from analysis.reads import lookups
+from analysis.reads import lookups, versions
 from analysis.rollups import aggregates, freshness
 from analysis.rollups.freshness import Freshness
 from analysis.scope import Scope
@@ -67,6 +67,14 @@ class Page:
         and tenant, as they are now."""
         f = self.filters
         return Scope(self.project.pk, f.service, f.start, f.end, route=f.route, tenant=f.tenant)
+
+    def kept(self, build, also: tuple = (), **options):
+        """build(self.scope, **options), the page's numbers, kept while the window's data is unchanged
+        (analysis/reads/versions.py): a reload, or another member on the same window, does not read them again.
+        `also`: what else they depend on that the store does not hold (a project's objective or cost)."""
+        scope = self.scope
+        return versions.kept(f"{build.__module__}.{build.__qualname__}", scope, (sorted(options.items()), also),
+                             lambda: build(scope, **options))
 
     @property
     def route_q(self) -> str:

@@ -2,19 +2,17 @@
 API's and the CLI's entry point), or a stored periodic diagnosis as it was made, beside the stored diagnoses of the
 service within the window.
 
-A live answer is cached LIVE_CACHE_SECONDS under the window's freshness stamp: a reload or a shared link within a
-minute does not recompute the evidence, and newer spans of the window change the key.
+A live answer is kept while the window's data is unchanged (analysis/reads/versions.py): a reload or a shared link
+does not recompute the evidence, and a new materialization or aggregation of an hour of the window changes the key.
 """
 from dataclasses import dataclass
 
-from django.core.cache import cache
-
 from analysis.diagnosis.service import run_diagnosis
 from analysis.errors import AnalysisError
-from analysis.models import WindowDiagnosis
+from analysis.models import ServiceCost, WindowDiagnosis
+from analysis.reads import versions
 from analysis.scope import Scope
 
-LIVE_CACHE_SECONDS = 60
 RECENT = 24  # stored diagnoses listed beside the answer
 
 
@@ -42,10 +40,9 @@ class Diagnosis:
         return (self.result or {}).get("evidence", {})
 
 
-def build(scope: Scope, stamp: str = "") -> Diagnosis:
-    """The diagnosis of the scope's window now, cached under `stamp` (the window's freshness stamp; "": not
-    cached)."""
-    result, error = live(scope, stamp)
+def build(scope: Scope) -> Diagnosis:
+    """The diagnosis of the scope's window now."""
+    result, error = live(scope)
     return _with_recent(scope, result, error, None)
 
 
@@ -55,19 +52,17 @@ def of_stored(stored: WindowDiagnosis) -> Diagnosis:
     return _with_recent(scope, stored.result, None, stored)
 
 
-def live(scope: Scope, stamp: str) -> tuple[dict | None, str | None]:
-    """(run_diagnosis's answer, None), or (None, why) when it refused the scope; kept LIVE_CACHE_SECONDS under the
-    scope and `stamp` ("" stamp: not cached)."""
-    key = "diagnosis:" + scope.cache_key(stamp)  # user strings never reach the cache backend
-    result = cache.get(key) if stamp else None
-    if result is None:
+def live(scope: Scope) -> tuple[dict | None, str | None]:
+    """(run_diagnosis's answer, None), or (None, why) when it refused the scope; kept while the window's data and the
+    service's cost (cost_per_success_usd, kept in Django's database) are unchanged."""
+    def read():
         try:
-            result = run_diagnosis(scope)
+            return run_diagnosis(scope), None
         except AnalysisError as exc:
             return None, exc.message
-        if stamp:
-            cache.set(key, result, LIVE_CACHE_SECONDS)
-    return result, None
+    cost = list(ServiceCost.objects.filter(project_id=scope.project_id, service=scope.service)
+                .values_list("cost_per_hour_usd", flat=True)[:1])
+    return versions.kept("diagnosis", scope, (cost,), read)
 
 
 def _with_recent(scope: Scope, result: dict | None, error: str | None, stored) -> Diagnosis:

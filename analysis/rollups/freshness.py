@@ -11,9 +11,9 @@ late spans, which the minute job materializes as before. The minute job's queue 
 recomputes those hours once more, which is idempotent.
 
 A busy hour (its last on-demand run took REST_FLOOR or more: seconds under steady ingest) is materialized in the
-background instead, and the read goes on with the buckets as they are (lagging by about that run), its stamp ""
-so that nothing read then is kept: measured in the running `up` under 5,000 spans/s, pages waiting for the current
-hour's refresh were most of their time (docs/benchmarks.md, bench-live).
+background instead, and the read goes on with the buckets as they are (lagging by about that run; what it reads is
+kept under that materialization, analysis/reads/versions.py): measured in the running `up` under 5,000 spans/s,
+pages waiting for the current hour's refresh were most of their time (docs/benchmarks.md, bench-live).
 """
 import logging
 import threading
@@ -62,14 +62,6 @@ class Freshness:
     materialized: int = 0
     left: int = 0
 
-    @property
-    def stamp(self) -> str:
-        """A cache-key part: it changes whenever newer spans of the window arrive. "" while hours are left stale:
-        a result read then must not be kept."""
-        if self.left:
-            return ""
-        return self.newest_ingested_at.isoformat() if self.newest_ingested_at else "-"
-
 
 def refresh(project_id: int, start: datetime, end: datetime, now: datetime | None = None,
             wait: bool = False) -> Freshness:
@@ -79,7 +71,7 @@ def refresh(project_id: int, start: datetime, end: datetime, now: datetime | Non
 
     wait: the API's reads (a script asks once and trusts the number): every stale hour is materialized here, busy and
     resting ones too, whatever the budget (at most ANALYSIS_FRESH_HOURS of them). A page goes on instead, with what
-    is stored then and nothing kept (Freshness.stamp)."""
+    is stored then (its answers kept under that, analysis/reads/versions.py, until the background run lands)."""
     now = now or datetime.now(timezone.utc)
     since = max(start, now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=settings.ANALYSIS_FRESH_HOURS))
     if end <= since:

@@ -18,7 +18,7 @@ from dashboard.capacity_charts import load_chart
 @page
 def capacity(request, page):
     f = page.filters
-    sheet = numbers.build(page.scope)
+    sheet = page.kept(numbers.build, also=(numbers.judged_against(page.scope),))
     if request.GET.get("format") == "csv":
         levels = request.GET.get("table") == "levels"
         return _csv(export.level_rows(sheet) if levels else export.worksheet_rows(sheet),

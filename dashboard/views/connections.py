@@ -11,7 +11,7 @@ from dashboard.access import page
 @require_GET
 @page
 def connections(request, page):
-    c, window = numbers.build(page.scope), (page.filters.start, page.filters.end)
+    c, window = page.kept(numbers.build), (page.filters.start, page.filters.end)
     churn = c.churn
     return page.render("dashboard/connections.html", {
         "churn": churn, "minutes": len(c.minutes), "min_successes": evidence.MIN_WINDOW_SUCCESSES,

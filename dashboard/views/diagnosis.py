@@ -26,7 +26,7 @@ def diagnosis(request, page):
         return empty_state(page)
     else:
         with beside(lambda: page.routes):  # the route picker is read beside the diagnosis, not after it
-            d = numbers.build(page.scope, page.fresh.stamp)
+            d = numbers.build(page.scope)
     f, path = page.filters, (d.result or {}).get("path", [])
     steps = [{**step, "value_text": flowchart.step_text(step), "links": links(f, LINKS.get(step["node"], []))}
              for step in path]

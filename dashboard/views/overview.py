@@ -11,7 +11,7 @@ from dashboard.incident_charts import with_bands
 @require_GET
 @page
 def overview(request, page):
-    o, f = numbers.build(page.scope), page.filters
+    o, f = page.kept(numbers.build), page.filters
     rows, window, width = charts.labelled(o.by_route, "(no route)", "routes"), (f.start, f.end), o.width_ms
     return page.render("dashboard/overview.html", {
         "totals": o.totals, "summary": o.headline.buckets, "layers": o.layers, "top_n": settings.ANALYSIS_TOP_N,

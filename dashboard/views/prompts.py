@@ -9,7 +9,7 @@ from dashboard.access import page
 @require_GET
 @page
 def prompts(request, page):
-    p = numbers.build(page.scope)
+    p = page.kept(numbers.build)
     return page.render("dashboard/prompts.html", {
         "rows": p.rows, "counted": p.counted, "lines": p.lines, "edges": p.edges, "ratio": p.ratio,
         "thresholds": p.thresholds,

@@ -24,8 +24,8 @@ def list_options(params) -> dict:
 @page
 def runs(request, page):
     f, opts = page.filters, list_options(request.GET)
-    found = numbers.build(page.scope, q=opts["q"], sort=opts["bucket"] or opts["sort"], status=opts["status"],
-                          retried=bool(opts["retried"]))
+    found = page.kept(numbers.build, q=opts["q"], sort=opts["bucket"] or opts["sort"], status=opts["status"],
+                       retried=bool(opts["retried"]))
     wider = None if found.wider is None else f.query(range="", start=found.wider[0], end=found.wider[1], service="",
                                                      q=opts["q"])
     # TRICKY: the URL pattern (<path:run_id>) opens a pasted run id with "/", but a link to one is not safe: browsers

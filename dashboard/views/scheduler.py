@@ -11,7 +11,7 @@ from dashboard.incident_charts import with_bands
 @require_GET
 @page
 def scheduler(request, page):
-    s, window, bands = numbers.build(page.scope), (page.filters.start, page.filters.end), incidents.bands(page)
+    s, window, bands = page.kept(numbers.build), (page.filters.start, page.filters.end), incidents.bands(page)
     engine = s.engine and {**s.engine, "chart": ("engine-queue",
                                                   charts.engine_queue_chart(s.engine["minutes"], window))}
     return page.render("dashboard/scheduler.html", {

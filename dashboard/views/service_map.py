@@ -10,6 +10,6 @@ from dashboard.access import page
 @require_GET
 @page(needs_service=False)
 def service_map(request, page):
-    found = numbers.build(page.scope)
+    found = page.kept(numbers.build)
     return page.render("dashboard/service_map.html", {
         "rows": found.rows, "chart": ("service-map", charts.service_map(found.edges)) if found.edges else None})

@@ -12,7 +12,7 @@ from dashboard.access import page
 def tenants(request, page):
     f = page.filters
     noisy = f.end - f.start <= numbers.NOISY_MAX_WINDOW or request.GET.get("noisy") == "1"
-    report = numbers.build(page.scope, noisy=noisy)
+    report = page.kept(numbers.build, noisy=noisy)
     service = {"ttft_p95": report.service.ttft.p95, "total_p95": report.service.total.p95}
     top, noisy_top = report.rows[:numbers.CHART_TENANTS], report.noisy[:numbers.CHART_TENANTS]
     return page.render("dashboard/tenants.html", {

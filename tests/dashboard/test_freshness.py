@@ -72,7 +72,7 @@ def test_refresh_materializes_only_stale_hours_and_stamps_what_it_saw(members, i
     first = freshness.refresh(alpha.pk, now - timedelta(minutes=15), now + timedelta(minutes=1))
     assert first.materialized >= 1 and first.left == 0 and first.newest_ingested_at is not None
     again = freshness.refresh(alpha.pk, now - timedelta(minutes=15), now + timedelta(minutes=1))
-    assert again.materialized == 0 and again.stamp == first.stamp  # nothing new: no work, same cache key
+    assert again.materialized == 0 and again.newest_ingested_at == first.newest_ingested_at  # nothing new
 
 
 # transaction: the background thread's own DB connection must see the test's rows (and not wait on its locks)
@@ -100,13 +100,13 @@ def test_a_busy_hour_is_materialized_in_the_background_while_the_read_goes_on(me
     roles, materialize = [], freshness.materialize
     monkeypatch.setattr(freshness, "materialize", lambda *a: roles.append(store_client.reader_role()) or materialize(*a))
     left = freshness.refresh(alpha.pk, *window)
-    assert (left.materialized, left.left, left.stamp) == (0, 1, "")  # not waited for, and nothing read now is cached
+    assert (left.materialized, left.left) == (0, 1)  # not waited for
     assert freshness.idle(60)  # the background run ends
     # ... on a ClickHouse client of its own: the pages' reads (this thread's) do not queue behind its statements
     assert roles == [freshness.BACKGROUND_ROLE] and store_client.reader_role() == "default"
     assert lookups.services(Scope(alpha.pk, "", *window)) == [{"service": SVC, "requests": 5}]
     again = freshness.refresh(alpha.pk, *window)
-    assert again.left == 0 and again.stamp  # current again (the run took under REST_FLOOR): kept again
+    assert again.left == 0  # current again (the run took under REST_FLOOR)
 
 
 def test_an_api_answer_waits_for_a_busy_or_resting_hour(members, ingest, clickhouse, client):
@@ -182,3 +182,26 @@ def test_a_busy_hour_rests_at_least_a_minute_job_period_and_a_quiet_one_never():
     assert state(61, 10) == "stale"
     assert state(100, 60) == "resting" and state(121, 60) == "stale"  # a long run rests twice its own time
     assert state(5, 0.5) == "stale"  # a quiet hour (under REST_FLOOR) is redone at every read
+
+
+def test_a_page_viewed_again_asks_the_store_only_whether_the_window_changed(members, ingest, clickhouse, ann_client,
+                                                                            monkeypatch):
+    """The pickers, the coverage strip and the page's numbers are kept while the window's data is unchanged
+    (analysis/reads/versions.py): the same view again reads two small statements, the freshness check and the
+    window's version; newer spans are materialized by the next view's check and its numbers read again."""
+    _, _, key = members["ann"]
+    ingest(key, f.request(*_attempts(3, time.time_ns() - 60 * SECOND_NS), service=SVC))
+    time.sleep(freshness.OVERLAP.total_seconds() + 0.1)  # else the first view's materialization is redone (OVERLAP)
+    statements, call = [], store_client._call
+    monkeypatch.setattr(store_client, "_call", lambda *a, **k: statements.append(a[1]) or call(*a, **k))
+    checks = ("Per hour of one project", "The newest materialization (materialized_hours) and the newest aggregation")
+    query = {"project": "alpha", "service": SVC, "range": "15m"}
+    for path in ("/", "/diagnosis/", "/capacity/", "/scheduler/", "/tenants/", "/prompts/", "/connections/"):
+        first = ann_client.get(path, query).content.decode()
+        statements.clear()
+        assert ann_client.get(path, query).content.decode().count("<td") == first.count("<td")
+        assert len(statements) == 2 and all(any(c in s for s in statements) for c in checks), (path, statements)
+    ingest(key, f.request(*_attempts(2, time.time_ns() - 30 * SECOND_NS), service=SVC))
+    statements.clear()
+    page = ann_client.get("/diagnosis/", query).content.decode()
+    assert len(statements) > 2 and _stat(page, "attempts") == 5
