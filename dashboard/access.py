@@ -15,6 +15,7 @@ from django.shortcuts import render
 
 from analysis.reads import coverage as coverage_
 from analysis.reads import lookups, versions
+from analysis.reads.ahead import start as start_reading_ahead
 from analysis.rollups import aggregates, freshness
 from analysis.rollups.freshness import Freshness
 from analysis.scope import Scope
@@ -72,9 +73,8 @@ class Page:
         """build(self.scope, **options), the page's numbers, kept while the window's data is unchanged
         (analysis/reads/versions.py): a reload, or another member on the same window, does not read them again.
         `also`: what else they depend on that the store does not hold (a project's objective or cost)."""
-        scope = self.scope
-        return versions.kept(f"{build.__module__}.{build.__qualname__}", scope, (sorted(options.items()), also),
-                             lambda: build(scope, **options))
+        return versions.kept(f"{build.__module__}.{build.__qualname__}", self.scope, (sorted(options.items()), also),
+                             lambda scope: build(scope, **options))
 
     @property
     def route_q(self) -> str:
@@ -147,7 +147,9 @@ def page(view=None, *, needs_service: bool = True, ahead: tuple[str, ...] | None
 def _serve(view, needs_service: bool, ahead: tuple[str, ...], request, project: Project, *args, **kwargs):
     f = filters_.from_request(request, project.name, "")
     fresh = freshness.refresh(project.pk, f.start, f.end)  # before any read: the picker's counts too
-    with aggregates.shared_reads():  # a page's reads ask its window's core (and the core's counts) once
+    start_reading_ahead()
+    # a page's reads ask its window's core (and the core's counts) once; what it keeps is read ahead of its next view
+    with aggregates.shared_reads(), versions.watching():
         requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
         choices, missed = _service_choices(project, f, requested, q)
         service = requested or next(iter(choices.values), {}).get("value", "")

@@ -199,6 +199,9 @@ ANALYSIS_MIN_RUNS = env_int("ANALYSIS_MIN_RUNS", 30, minimum=1, maximum=1_000_00
 GPU_HOUR_PRICE_USD = env_float("GPU_HOUR_PRICE_USD", None, minimum=0)
 DASHBOARD_PICKER_LIMIT = env_int("DASHBOARD_PICKER_LIMIT", 50, minimum=1, maximum=1000)
 DASHBOARD_TABLE_ROWS = env_int("DASHBOARD_TABLE_ROWS", 100, minimum=1, maximum=1000)
+# A thread of each web process reads again, once their window's data changes or their window moves on, the answers
+# its pages asked for in the last 5 minutes, so that the next view finds them kept (analysis/reads/ahead.py)
+DASHBOARD_READ_AHEAD = env_bool("DASHBOARD_READ_AHEAD", True)
 
 # Where people open the dashboard: links in Slack messages, webhooks and weekly reviews start with it. Unset, it is
 # the address `up` serves on this data dir (it writes UP_URL_FILE at start), so commands print links to its port.

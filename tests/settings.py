@@ -34,3 +34,7 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
 # make test-fast 267 -> 249 user-CPU-s (2026-11-29). Not in the environment: an `up` a test starts (tests/live.py)
 # runs the product's default.
 INGEST_FLUSH_INTERVAL_MS = 30_000
+# No thread replaying the pages' reads behind the tests' backs (it would read while fixtures empty the tables and
+# flush the database): its own tests run it (tests/dashboard/test_read_ahead.py), and an `up` a test starts runs the
+# product's default.
+DASHBOARD_READ_AHEAD = False

@@ -55,7 +55,7 @@ def of_stored(stored: WindowDiagnosis) -> Diagnosis:
 def live(scope: Scope) -> tuple[dict | None, str | None]:
     """(run_diagnosis's answer, None), or (None, why) when it refused the scope; kept while the window's data and the
     service's cost (cost_per_success_usd, kept in Django's database) are unchanged."""
-    def read():
+    def read(scope: Scope):
         try:
             return run_diagnosis(scope), None
         except AnalysisError as exc:

@@ -82,7 +82,7 @@ def hidden_retry_runs(cov: dict) -> int:
 def coverage(scope: Scope) -> dict:
     """The coverage of the scope's attempts (optionally one route / tenant): see shape(). Kept while the window's
     data is unchanged (versions.kept): every service page shows it."""
-    return versions.kept("coverage", scope, (), lambda: shape(queries.coverage_counts(scope)))
+    return versions.kept("coverage", scope, (), lambda s: shape(queries.coverage_counts(s)))
 
 
 def shape(rows: list[dict]) -> dict:

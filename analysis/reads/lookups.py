@@ -48,15 +48,15 @@ def service_choices(scope: Scope, q: str = "", selected: str = "", limit: int = 
     (versions.kept): every page reads it. The scope's service, route and tenant are not read."""
     scope = Scope(scope.project_id, "", scope.start, scope.end)
     return versions.kept("services", scope, (q, selected, limit),
-                         lambda: _choices("services", _params(scope, q=q), selected, limit))
+                         lambda s: _choices("services", _params(s, q=q), selected, limit))
 
 
 def route_choices(scope: Scope, q: str = "", selected: str = "", limit: int = 50) -> Choices:
     """The route picker of the scope's service, as service_choices (routes "" are left out: "all routes" covers
     them; the scope's route and tenant are not read)."""
     scope = Scope(scope.project_id, scope.service, scope.start, scope.end)
-    return versions.kept("routes", scope, (q, selected, limit), lambda: _choices(
-        "routes", _params(scope, service=scope.service, q=q), selected, limit))
+    return versions.kept("routes", scope, (q, selected, limit), lambda s: _choices(
+        "routes", _params(s, service=s.service, q=q), selected, limit))
 
 
 def services(scope: Scope, limit: int = 50) -> list[dict]:

@@ -16,7 +16,15 @@ materialized: the Diagnosis page's engine evidence, the Capacity page's running 
 is not kept). The settings an answer depends on (thresholds, segment edges, prices) are part of the key; what a
 project keeps in Django's database (an objective, a cost), the caller passes in `args`.
 """
+import contextvars
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -31,6 +39,12 @@ from store import client
 # may lag by this much
 KEPT_SECONDS = 60
 SETTINGS = ("ANALYSIS_", "DASHBOARD_", "GPU_")  # prefixes of the settings an answer may depend on
+MAX_WATCHED = 64  # reads remembered for ahead.py: a few members' pages; the oldest asked go first
+T = TypeVar("T")
+_lock = threading.Lock()
+_reading: dict[str, Future] = {}  # key -> the answer being read by a thread of this process
+_watched: dict[tuple, "Watched"] = {}
+_watching = contextvars.ContextVar("watching", default=False)
 
 
 def window_version(scope: Scope) -> tuple:
@@ -41,15 +55,96 @@ def window_version(scope: Scope) -> tuple:
                       lambda: tuple(client.query_rows(_sql("window_version"), parameters=params)[0]))
 
 
-def kept(name: str, scope: Scope, args: tuple, read: Callable[[], object]):
-    """read()'s answer for the read `name` of `scope` with `args` (everything else its answer depends on), kept
-    under the window's version for KEPT_SECONDS: read again only once an hour of the window has a new version."""
-    key = "kept:" + scope.cache_key(name, args, window_version(scope), _settings())
+def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
+    """read(scope)'s answer for the read `name` of `scope` with `args` (everything else its answer depends on), kept
+    under the window's version for KEPT_SECONDS: read again only once an hour of the window has a new version. Threads
+    of this process asking for the same answer at once wait for the first one's read. Within watching() (a page), the
+    read is also remembered for analysis/reads/ahead.py, which reads it again before the next view needs it."""
+    if _watching.get():
+        watch(name, scope, args, read)
+    key = _key(name, scope, args)
     found = cache.get(key)
-    if found is None:
-        found = (read(),)  # a tuple: an answer of None is kept too
-        cache.set(key, found, KEPT_SECONDS)
-    return found[0]
+    if found is not None:
+        return found[0]
+    with _lock:
+        reading, first = _reading.get(key), key not in _reading
+        if first:
+            reading = _reading[key] = Future()
+    if first:
+        try:
+            found = (read(scope),)  # a tuple: an answer of None is kept too
+            cache.set(key, found, KEPT_SECONDS)
+            reading.set_result(found)
+        except BaseException as exc:
+            reading.set_exception(exc)
+        finally:
+            with _lock:
+                del _reading[key]
+    return reading.result()[0]
+
+
+def is_kept(name: str, scope: Scope, args: tuple) -> bool:
+    """Whether the answer kept() would give is kept already (asks the window's version, as kept() does)."""
+    return cache.get(_key(name, scope, args)) is not None
+
+
+def _key(name: str, scope: Scope, args: tuple) -> str:
+    return "kept:" + scope.cache_key(name, args, window_version(scope), _settings())
+
+
+@contextmanager
+def watching():
+    """Within the block (a dashboard page, and the reader threads it starts), every kept() read is remembered as
+    watched: ahead.py reads it again when its window's data changes or its window moves on with the clock."""
+    token = _watching.set(True)
+    try:
+        yield
+    finally:
+        _watching.reset(token)
+
+
+@dataclass
+class Watched:
+    """A read a page asked for: `rolling` when its window ended at the next minute's start (a range ending now, which
+    moves on every minute), then `length` is its length; `asked`: time.monotonic() of the last time."""
+    name: str
+    scope: Scope
+    args: tuple
+    read: Callable[[Scope], object]
+    rolling: bool
+    asked: float
+
+    def now(self) -> Scope:
+        """The scope a page would ask for now: a rolling window moved on to end at the next minute's start."""
+        if not self.rolling:
+            return self.scope
+        end = next_minute()
+        return replace(self.scope, start=end - (self.scope.end - self.scope.start), end=end)
+
+
+def watch(name: str, scope: Scope, args: tuple, read: Callable[[Scope], object]) -> None:
+    rolling = scope.end == next_minute()
+    window = ("rolling", scope.end - scope.start) if rolling else (scope.start, scope.end)
+    ident = (name, scope.project_id, scope.service, scope.route, scope.tenant, window, repr(args))
+    with _lock:
+        _watched.pop(ident, None)  # re-inserted last: the dict is oldest asked first
+        _watched[ident] = Watched(name, scope, args, read, rolling, time.monotonic())
+        while len(_watched) > MAX_WATCHED:
+            del _watched[next(iter(_watched))]
+
+
+def watched(within: float) -> list[Watched]:
+    """The reads pages asked for in the last `within` seconds, the latest first (the others are forgotten)."""
+    since = time.monotonic() - within
+    with _lock:
+        for ident in [i for i, w in _watched.items() if w.asked < since]:
+            del _watched[ident]
+        return list(reversed(_watched.values()))
+
+
+def next_minute() -> datetime:
+    """The start of the next minute: where a dashboard range ending now ends (dashboard/filters.py: now_minute)."""
+    return datetime.now(timezone.utc).replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
 def _settings() -> tuple:

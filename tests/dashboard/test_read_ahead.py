@@ -1,0 +1,108 @@
+"""The pages' kept answers are read again before the next view needs them (analysis/reads/ahead.py): once the minute
+job (or a background refresh) materializes new spans, or a window ending now moves on with the clock, the next view
+finds its numbers kept."""
+import time
+from datetime import timedelta
+
+import pytest
+
+from analysis.reads import ahead, versions
+from analysis.rollups import freshness
+from analysis.rollups.materialize import materialize
+from store import client as store_client
+from tests import factories as f
+
+SVC = "alpha-svc"
+SECOND_NS = 1_000_000_000
+QUERY = {"project": "alpha", "service": SVC, "range": "15m"}
+# what a view reads when everything it shows is kept: the freshness check and the window's version
+CHECKS = ("Per hour of one project", "The newest materialization (materialized_hours) and the newest aggregation")
+
+
+def _attempts(n: int, first_ns: int) -> list:
+    return [f.attempt(start_ns=first_ns + i * SECOND_NS) for i in range(n)]
+
+
+def _attempts_shown(body: str) -> int:
+    label = '<span class="stat">attempts<b>'
+    start = body.index(label) + len(label)
+    return int(body[start:body.index("</b>", start)])
+
+
+@pytest.fixture
+def statements(monkeypatch):
+    """The ClickHouse statements of this thread's reads from now on (the first line of each)."""
+    seen, call = [], store_client._call
+    monkeypatch.setattr(store_client, "_call", lambda *a, **k: seen.append(a[1].lstrip()[:120]) or call(*a, **k))
+    return seen
+
+
+@pytest.fixture(autouse=True)
+def forget():
+    versions._watched.clear()
+    yield
+    versions._watched.clear()
+
+
+def _send(ingest, key, n: int, seconds_ago: int) -> None:
+    ingest(key, f.request(*_attempts(n, time.time_ns() - seconds_ago * SECOND_NS), service=SVC))
+    time.sleep(freshness.OVERLAP.total_seconds() + 0.1)  # else the next check redoes the materialization (OVERLAP)
+
+
+def _minute_job(project_id: int) -> None:
+    """The minute job's materializing of the last two hours (what changes the windows' version under ingest)."""
+    now = versions.next_minute()
+    materialize(project_id, now - timedelta(hours=2), now)
+
+
+@pytest.mark.django_db
+def test_after_new_spans_the_next_view_finds_its_numbers_read_ahead(members, ingest, clickhouse, ann_client,
+                                                                   statements):
+    _, alpha, key = members["ann"]
+    _send(ingest, key, 3, 60)
+    assert _attempts_shown(ann_client.get("/diagnosis/", QUERY).content.decode()) == 3
+    watched = {w.name for w in versions.watched(ahead.WATCH_SECONDS)}
+    assert {"services", "routes", "coverage", "diagnosis"} <= watched, watched
+    assert ahead.read_ahead() == 0  # all kept
+    _send(ingest, key, 2, 30)
+    assert ahead.read_ahead() == 0  # not materialized yet: the reads would see what they saw
+    _minute_job(alpha.pk)
+    assert ahead.read_ahead() >= 4  # each watched read, for the window with the new spans materialized
+    assert ahead.read_ahead() == 0  # nothing changed since: nothing read
+    statements.clear()
+    body = ann_client.get("/diagnosis/", QUERY).content.decode()
+    assert _attempts_shown(body) == 5
+    assert len(statements) == 2 and all(any(c in s for s in statements) for c in CHECKS), statements
+
+
+def test_a_window_ending_now_is_read_ahead_as_it_will_be_asked_next_minute():
+    from analysis.scope import Scope
+    end = versions.next_minute()
+    earlier = Scope(1, SVC, end - timedelta(hours=1, minutes=1), end - timedelta(minutes=1))
+    moved = versions.Watched("x", earlier, (), lambda scope: None, rolling=True, asked=time.monotonic()).now()
+    assert (moved.start, moved.end) == (end - timedelta(hours=1), end)
+    fixed = versions.Watched("x", earlier, (), lambda scope: None, rolling=False, asked=time.monotonic()).now()
+    assert fixed == earlier
+    versions.watch("x", Scope(1, SVC, end - timedelta(hours=1), end), (), lambda scope: None)
+    versions.watch("x", earlier, (), lambda scope: None)
+    assert [w.rolling for w in versions.watched(60)] == [False, True]  # the latest asked first
+
+
+@pytest.mark.django_db(transaction=True)  # the thread's own DB connection must see the test's rows
+def test_the_running_thread_reads_ahead_of_the_member(members, ingest, clickhouse, ann_client, statements, settings):
+    settings.DASHBOARD_READ_AHEAD = True  # the product's default; off for the other tests (tests/settings.py)
+    _, alpha, key = members["ann"]
+    _send(ingest, key, 3, 60)
+    ann_client.get("/diagnosis/", QUERY)  # starts the thread, which now watches this page's reads
+    _send(ingest, key, 2, 30)
+    _minute_job(alpha.pk)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        scope = next(w for w in versions.watched(ahead.WATCH_SECONDS) if w.name == "diagnosis").now()
+        if versions.is_kept("diagnosis", scope, next(w.args for w in versions.watched(60) if w.name == "diagnosis")):
+            break
+        time.sleep(0.2)
+    statements.clear()
+    body = ann_client.get("/diagnosis/", QUERY).content.decode()
+    assert _attempts_shown(body) == 5
+    assert len(statements) == 2, statements  # every read of the view was done ahead by the thread
