@@ -1,7 +1,7 @@
 """Pages of the running `up` while it ingests and runs the minute jobs: `make bench-live` (issue 37, item 1).
 
     make bench-live                                   (BENCH_LIVE_ARGS="--repeat 3 --idle" to pass options)
-    .venv/bin/python benchmarks/bench_live.py [--spans 2000000] [--rate 5000] [--repeat 5] [--warmup 90]
+    .venv/bin/python benchmarks/bench_live.py [--spans 2000000] [--rate 5000] [--repeat 5] [--warmup 90] [--interval 2]
         [--idle] [--baseline REF --rounds 2] [--profile DIR] [--data-dir DIR] [--pages overview,keys]
 
 1. A data dir with a day of data: bench_analysis's generator (4 attempt spans : 1 stage span, 10 services
@@ -64,6 +64,8 @@ def main() -> int:
     p.add_argument("--pages", help="only these URL names, comma-separated")
     p.add_argument("--idle", action="store_true", help="also time the pages before the sender starts")
     p.add_argument("--phase-limit", type=float, default=900, help="seconds of page requests at most per phase")
+    p.add_argument("--interval", type=float, default=0, help="seconds from one request's start to the next one's "
+                   "(0: back to back); with kept pages, a phase that spans minute jobs and minutes")
     p.add_argument("--baseline", help="a git ref (or a directory of code): its code and this checkout's, alternately")
     p.add_argument("--code", help="a git ref (or a directory of code) to run instead of this checkout")
     p.add_argument("--rounds", type=int, default=1, help="runs of each code (with --baseline)")
@@ -250,7 +252,8 @@ def time_pages(a, url: str, session, cases: list, pid: int, log_path: Path, labe
             ask(session, url, case)
     profiler = start_profile(a.profile, pid, label)
     cpu, log_at, began = thread_cpu_s(pid), log_path.stat().st_size, time.monotonic()
-    samples = [ask(session, url, case) for _ in range(a.repeat) for case in cases if time.monotonic() < deadline]
+    samples = [paced(a.interval, ask(session, url, case)) for _ in range(a.repeat) for case in cases
+               if time.monotonic() < deadline]
     took = time.monotonic() - began
     if profiler is not None:
         profiler.send_signal(2)
@@ -260,6 +263,12 @@ def time_pages(a, url: str, session, cases: list, pid: int, log_path: Path, labe
     print_cpu(thread_cpu_s(pid), cpu, took)
     print_steps(log_path.read_text(errors="replace")[log_at:])
     return samples
+
+
+def paced(interval: float, sample: dict) -> dict:
+    """The sample, after waiting out the rest of --interval since its request began (a member reading the page)."""
+    time.sleep(max(0.0, interval - sample["client_ms"] / 1000))
+    return sample
 
 
 def ask(session, url: str, case: tuple) -> dict:

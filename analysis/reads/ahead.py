@@ -11,8 +11,8 @@ make it read: until the minute job or a background refresh materializes them the
 quiet project's next view materializes them itself, at the cost of its own reads, as without this thread).
 
 The thread asks the store one small read per watched window a tick (versions.window_version) while nothing changes,
-and reads with a ClickHouse client of its own ("read-ahead": its gather()s run in place), so the pages' reads never
-queue behind it. A failure is logged and the next tick tries again: a page reads for itself, as without this thread.
+with a ClickHouse client of its own, and its reads' gather()s run on the reader threads as a page's do: a view that
+comes while the thread reads its answer waits for that read (versions.kept) rather than reading it again. A failure is logged and the next tick tries again: a page reads for itself, as without this thread.
 """
 import logging
 import threading
@@ -27,7 +27,7 @@ from store import client
 
 TICK_SECONDS = 1.0
 WATCH_SECONDS = 300  # a page not viewed for this long is not read ahead any more
-ROLE = "read-ahead"
+ROLE = "ahead"  # not "read-...": its gather()s use the reader threads (store/concurrent.py)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 log = logging.getLogger(__name__)
@@ -65,8 +65,13 @@ def read_ahead() -> int:
             scope = watched.now()
             if not versions.is_kept(watched.name, scope, watched.args):
                 pending.append((watched, scope))
+    began = time.monotonic()
     for watched, scope in pending:
         freshness.refresh(scope.project_id, scope.start, scope.end)  # what a page does before its reads
         with aggregates.shared_reads():
             versions.kept(watched.name, scope, watched.args, watched.read)
+    if pending:
+        log.info("read ahead %d answers in %.2f s: %s", len(pending), time.monotonic() - began,
+                 ", ".join(f"{w.name.replace('analysis.panels.', '')} {(s.end - s.start).total_seconds() / 3600:g} h"
+                           for w, s in pending))
     return len(pending)
