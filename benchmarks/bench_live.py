@@ -247,9 +247,7 @@ def time_pages(a, url: str, session, cases: list, pid: int, log_path: Path, labe
     """A warm-up round, then --repeat rounds of every case, until --phase-limit seconds have passed (the rounds
     then stop after the request under way); samples {case, app_ms, cpu_ms, client_ms, status}."""
     deadline = time.monotonic() + a.phase_limit
-    for case in cases:
-        if time.monotonic() < deadline:
-            ask(session, url, case)
+    first = [ask(session, url, case) for case in cases if time.monotonic() < deadline]
     profiler = start_profile(a.profile, pid, label)
     cpu, log_at, began = thread_cpu_s(pid), log_path.stat().st_size, time.monotonic()
     samples = [paced(a.interval, ask(session, url, case)) for _ in range(a.repeat) for case in cases
@@ -260,6 +258,8 @@ def time_pages(a, url: str, session, cases: list, pid: int, log_path: Path, labe
         profiler.wait(60)
     cut = f", stopped at --phase-limit {a.phase_limit:.0f} s" if len(samples) < a.repeat * len(cases) else ""
     print(f"  [{label}] {len(samples)} requests in {took:.0f} s{cut}; load average {os.getloadavg()[0]:.1f}")
+    # the warm-up round: nothing of these windows kept or read ahead yet (a member's first look), not in the p95
+    print("    first views, ms: " + ", ".join(f"{s['case'][0]} {s['case'][1]} {s['app_ms']:.0f}" for s in first))
     print_cpu(thread_cpu_s(pid), cpu, took)
     print_steps(log_path.read_text(errors="replace")[log_at:])
     return samples

@@ -149,7 +149,7 @@ def _serve(view, needs_service: bool, ahead: tuple[str, ...], request, project: 
     fresh = freshness.refresh(project.pk, f.start, f.end)  # before any read: the picker's counts too
     start_reading_ahead()
     # a page's reads ask its window's core (and the core's counts) once; what it keeps is read ahead of its next view
-    with aggregates.shared_reads(), versions.watching():
+    with aggregates.shared_reads(), versions.watching(lagging=fresh.left > 0):
         requested, q = request.GET.get("service", ""), request.GET.get("service_q", "").strip()
         choices, missed = _service_choices(project, f, requested, q)
         service = requested or next(iter(choices.values), {}).get("value", "")

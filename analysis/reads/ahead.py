@@ -1,22 +1,28 @@
 """The pages' kept answers read again before the next view needs them (DASHBOARD_READ_AHEAD).
 
 versions.kept() keeps an answer while its window's data is unchanged, so a page viewed again costs two small reads.
-The view after a change still paid the whole read: under steady ingest a new materialization lands about once a
-minute, and a window ending now moves on every minute, so one view in a few of a 24 h Diagnosis took its ~1 CPU-s of
-planning and scans, 0.9-1.2 s with the sender and the minute jobs on the two cores (`make bench-live`). Here a thread
-of the web process replays, every TICK_SECONDS, the reads pages asked for in the last WATCH_SECONDS
-(versions.watched): for each one whose answer for the window as a page would ask it now is not kept, it does what
-a page does first (freshness.refresh) and reads it, so the member's next view finds it kept. New spans alone do not
-make it read: until the minute job or a background refresh materializes them the reads would see what they saw (a
-quiet project's next view materializes them itself, at the cost of its own reads, as without this thread).
+The view after a change still paid the whole read: under steady ingest each minute job and background refresh of
+the busy hour makes a new version, and a window ending now moves on every minute, so one view in a few of a 24 h
+Diagnosis took its ~1 CPU-s of planning and scans (`make bench-live`: 0.9-1.2 s with the sender and the minute
+jobs on the two cores). Here a thread of the web process replays, every TICK_SECONDS, the reads its pages asked for
+in the last WATCH_SECONDS (versions.watched): those whose answer for the window as a page would ask it now is not
+kept, and in a minute's last LEAD_SECONDS those of a window ending now as a page will ask it next minute. It does
+what a page does first (freshness.refresh), then reads them side by side on the reader threads (a view that comes
+meanwhile waits for that read rather than reading again, and a view that lags anyway, its hours left stale, gets
+the previous version's answer meanwhile: versions.watching). New spans alone do not make it read: until the minute
+job or a background refresh materializes them the reads would see what they saw (a quiet project's next view
+materializes them itself and reads, as without this thread).
 
 The thread asks the store one small read per watched window a tick (versions.window_version) while nothing changes,
-with a ClickHouse client of its own, and its reads' gather()s run on the reader threads as a page's do: a view that
-comes while the thread reads its answer waits for that read (versions.kept) rather than reading it again. A failure is logged and the next tick tries again: a page reads for itself, as without this thread.
+with a ClickHouse client of its own. A failure is logged and the next tick tries again: a page reads for itself, as
+without this thread.
 """
 import logging
 import threading
 import time
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from functools import partial
 
 from django.conf import settings
 from django.db import connections
@@ -24,8 +30,11 @@ from django.db import connections
 from analysis.reads import versions
 from analysis.rollups import aggregates, freshness
 from store import client
+from store.concurrent import gather
 
 TICK_SECONDS = 1.0
+LEAD_SECONDS = 15  # a window ending now is read for the next minute this long before the minute turns
+MINUTE = timedelta(minutes=1)
 WATCH_SECONDS = 300  # a page not viewed for this long is not read ahead any more
 ROLE = "ahead"  # not "read-...": its gather()s use the reader threads (store/concurrent.py)
 _lock = threading.Lock()
@@ -57,21 +66,37 @@ def _run() -> None:
 
 
 def read_ahead() -> int:
-    """One pass: read the watched answers that are not kept for their window as a page would ask it now, the latest
-    asked first; returns how many were read."""
+    """One pass: read the watched answers that are not kept for their window as a page would ask it now (and, in a
+    minute's last LEAD_SECONDS, as it will ask it next minute), side by side on the reader threads, the latest asked
+    first; returns how many were read."""
     pending = []
     with aggregates.shared_reads():  # one version read per window, however many reads watch it
         for watched in versions.watched(WATCH_SECONDS):
-            scope = watched.now()
-            if not versions.is_kept(watched.name, scope, watched.args):
-                pending.append((watched, scope))
+            for scope in _scopes(watched):
+                if not versions.is_kept(watched.name, scope, watched.args):
+                    pending.append((watched, scope))
+    if not pending:
+        return 0
     began = time.monotonic()
-    for watched, scope in pending:
-        freshness.refresh(scope.project_id, scope.start, scope.end)  # what a page does before its reads
-        with aggregates.shared_reads():
-            versions.kept(watched.name, scope, watched.args, watched.read)
-    if pending:
-        log.info("read ahead %d answers in %.2f s: %s", len(pending), time.monotonic() - began,
-                 ", ".join(f"{w.name.replace('analysis.panels.', '')} {(s.end - s.start).total_seconds() / 3600:g} h"
-                           for w, s in pending))
+    for project_id, start, end in dict.fromkeys((s.project_id, s.start, s.end) for _, s in pending):
+        freshness.refresh(project_id, start, end)  # what a page does before its reads
+    gather(*[partial(_read, watched, scope) for watched, scope in pending])
+    log.info("read ahead %d answers in %.2f s: %s", len(pending), time.monotonic() - began,
+             ", ".join(f"{w.name.replace('analysis.panels.', '')} {(s.end - s.start).total_seconds() / 3600:g} h"
+                       for w, s in pending))
     return len(pending)
+
+
+def _scopes(watched: versions.Watched) -> list:
+    """The windows to have kept for a watched read: as a page asks it now, and for a window ending now, in the last
+    LEAD_SECONDS of a minute, as it will ask next minute (its answer, read at the version of now, is the one a page
+    will get if no new version lands before: the minute's turn then costs the member nothing)."""
+    scope = watched.now()
+    if watched.rolling and datetime.now(timezone.utc).second >= 60 - LEAD_SECONDS:
+        return [scope, replace(scope, start=scope.start + MINUTE, end=scope.end + MINUTE)]
+    return [scope]
+
+
+def _read(watched: versions.Watched, scope) -> None:
+    with aggregates.shared_reads():
+        versions.kept(watched.name, scope, watched.args, watched.read)

@@ -44,7 +44,7 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _reading: dict[str, Future] = {}  # key -> the answer being read by a thread of this process
 _watched: dict[tuple, "Watched"] = {}
-_watching = contextvars.ContextVar("watching", default=False)
+_watching = contextvars.ContextVar("watching", default=0)
 
 
 def window_version(scope: Scope) -> tuple:
@@ -58,12 +58,18 @@ def window_version(scope: Scope) -> tuple:
 def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
     """read(scope)'s answer for the read `name` of `scope` with `args` (everything else its answer depends on), kept
     under the window's version for KEPT_SECONDS: read again only once an hour of the window has a new version. Threads
-    of this process asking for the same answer at once wait for the first one's read. Within watching() (a page), the
-    read is also remembered for analysis/reads/ahead.py, which reads it again before the next view needs it."""
-    if _watching.get():
+    of this process asking for the same answer at once wait for the first one's read.
+
+    Within watching() (a page), the read is also remembered for analysis/reads/ahead.py, which reads it again before
+    the next view needs it; and when the page may lag (watching(lagging=True)), an answer of the window's previous
+    version, read seconds ago, is given while that thread reads the new one."""
+    mode = _watching.get()
+    if mode:
         watch(name, scope, args, read)
     key = _key(name, scope, args)
     found = cache.get(key)
+    if found is None and mode == LAGGING:
+        found = cache.get(_latest_key(name, scope, args))
     if found is not None:
         return found[0]
     with _lock:
@@ -73,7 +79,7 @@ def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
     if first:
         try:
             found = (read(scope),)  # a tuple: an answer of None is kept too
-            cache.set(key, found, KEPT_SECONDS)
+            cache.set_many({key: found, _latest_key(name, scope, args): found}, KEPT_SECONDS)
             reading.set_result(found)
         except BaseException as exc:
             reading.set_exception(exc)
@@ -92,11 +98,25 @@ def _key(name: str, scope: Scope, args: tuple) -> str:
     return "kept:" + scope.cache_key(name, args, window_version(scope), _settings())
 
 
+def _latest_key(name: str, scope: Scope, args: tuple) -> str:
+    """The key of the answer read last for the scope, whatever the window's version then."""
+    return "kept-latest:" + scope.cache_key(name, args, _settings())
+
+
+WATCHING, LAGGING = 1, 2  # watching()'s modes
+
+
 @contextmanager
-def watching():
+def watching(lagging: bool = False):
     """Within the block (a dashboard page, and the reader threads it starts), every kept() read is remembered as
-    watched: ahead.py reads it again when its window's data changes or its window moves on with the clock."""
-    token = _watching.set(True)
+    watched: ahead.py reads it again when its window's data changes or its window moves on with the clock.
+
+    lagging: the page goes on with hours left stale (analysis/rollups/freshness.py: a busy hour is materialized in the
+    background, the page lags by up to about a minute job's period); when the reads ahead are on, a new version's
+    answer not read yet is then the previous version's, read ahead at most seconds before (stale while revalidating,
+    as RFC 5861 names it): under steady ingest each minute job and background run makes a new version, and the view
+    after each would otherwise pay the whole read (a 24 h Diagnosis ~1 CPU-s)."""
+    token = _watching.set(LAGGING if lagging and settings.DASHBOARD_READ_AHEAD else WATCHING)
     try:
         yield
     finally:

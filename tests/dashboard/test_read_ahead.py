@@ -2,6 +2,7 @@
 job (or a background refresh) materializes new spans, or a window ending now moves on with the clock, the next view
 finds its numbers kept."""
 import time
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -106,3 +107,42 @@ def test_the_running_thread_reads_ahead_of_the_member(members, ingest, clickhous
     body = ann_client.get("/diagnosis/", QUERY).content.decode()
     assert _attempts_shown(body) == 5
     assert len(statements) == 2, statements  # every read of the view was done ahead by the thread
+
+
+@pytest.mark.django_db
+def test_a_lagging_page_gets_the_previous_versions_answer_while_the_new_one_is_read_ahead(alpha, clickhouse,
+                                                                                         settings):
+    from analysis.rollups import aggregates
+    from analysis.scope import Scope
+    settings.DASHBOARD_READ_AHEAD = True
+    project, _ = alpha
+    end = versions.next_minute()
+    scope, reads = Scope(project.pk, SVC, end - timedelta(hours=1), end), []
+
+    def read(scope):
+        reads.append(scope)
+        return len(reads)
+
+    def ask(**watching):
+        with aggregates.shared_reads(), versions.watching(**watching):
+            return versions.kept("n", scope, (), read)
+    assert ask() == 1
+    materialize(project.pk, scope.start, scope.end)  # a new version of the window's hours (the minute job's)
+    assert ask(lagging=True) == 1 and len(reads) == 1  # a page that lags anyway: the answer of seconds ago
+    assert ask() == 2  # a page that does not lag (its hours current) reads the new version
+    settings.DASHBOARD_READ_AHEAD = False  # nothing reads ahead: a lagging page reads for itself
+    materialize(project.pk, scope.start, scope.end)
+    assert ask(lagging=True) == 3
+
+
+def test_in_a_minutes_last_seconds_a_window_ending_now_is_also_read_for_the_next_minute(monkeypatch):
+    from analysis.scope import Scope
+    end = versions.next_minute()
+    watched = versions.Watched("x", Scope(1, SVC, end - timedelta(hours=1), end), (), lambda scope: None,
+                               rolling=True, asked=time.monotonic())
+    monkeypatch.setattr(ahead, "LEAD_SECONDS", 60)  # every second of the minute is in its last 60
+    now, following = ahead._scopes(watched)
+    assert (following.start - now.start, following.end - now.end) == (timedelta(minutes=1),) * 2
+    monkeypatch.setattr(ahead, "LEAD_SECONDS", 0)
+    assert ahead._scopes(watched) == [now]
+    assert ahead._scopes(replace(watched, rolling=False)) == [watched.scope]
