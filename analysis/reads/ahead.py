@@ -7,7 +7,7 @@ Diagnosis took its ~1 CPU-s of planning and scans (`make bench-live`: 0.9-1.2 s 
 jobs on the two cores). Here a thread of the web process replays, every TICK_SECONDS, the reads its pages asked for
 in the last WATCH_SECONDS (versions.watched): those whose answer for the window as a page would ask it now is not
 kept, and in a minute's last LEAD_SECONDS those of a window ending now as a page will ask it next minute. It does
-what a page does first (freshness.refresh), then reads them side by side on the reader threads (a view that comes
+what a page does first (freshness.refresh), then reads them side by side on READERS threads of its own (a view that comes
 meanwhile waits for that read rather than reading again, and a view that lags anyway, its hours left stale, gets
 the previous version's answer meanwhile: versions.watching). New spans alone do not make it read: until the minute
 job or a background refresh materializes them the reads would see what they saw (a quiet project's next view
@@ -17,12 +17,13 @@ The thread asks the store one small read per watched window a tick (versions.win
 with a ClickHouse client of its own. A failure is logged and the next tick tries again: a page reads for itself, as
 without this thread.
 """
+import itertools
 import logging
 import threading
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from functools import partial
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connections
@@ -30,15 +31,16 @@ from django.db import connections
 from analysis.reads import versions
 from analysis.rollups import aggregates, freshness
 from store import client
-from store.concurrent import gather
 
 TICK_SECONDS = 1.0
 LEAD_SECONDS = 15  # a window ending now is read for the next minute this long before the minute turns
 MINUTE = timedelta(minutes=1)
+READERS = 2  # answers read side by side: the two cores of the small machine
 WATCH_SECONDS = 300  # a page not viewed for this long is not read ahead any more
 ROLE = "ahead"  # not "read-...": its gather()s use the reader threads (store/concurrent.py)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
+_pool: ThreadPoolExecutor | None = None
 log = logging.getLogger(__name__)
 
 
@@ -67,7 +69,7 @@ def _run() -> None:
 
 def read_ahead() -> int:
     """One pass: read the watched answers that are not kept for their window as a page would ask it now (and, in a
-    minute's last LEAD_SECONDS, as it will ask it next minute), side by side on the reader threads, the latest asked
+    minute's last LEAD_SECONDS, as it will ask it next minute), side by side on READERS threads, the latest asked
     first; returns how many were read."""
     pending = []
     with aggregates.shared_reads():  # one version read per window, however many reads watch it
@@ -80,11 +82,24 @@ def read_ahead() -> int:
     began = time.monotonic()
     for project_id, start, end in dict.fromkeys((s.project_id, s.start, s.end) for _, s in pending):
         freshness.refresh(project_id, start, end)  # what a page does before its reads
-    gather(*[partial(_read, watched, scope) for watched, scope in pending])
+    list(_readers().map(lambda item: _read(*item), pending))  # waits for them all; raises the first failure
     log.info("read ahead %d answers in %.2f s: %s", len(pending), time.monotonic() - began,
              ", ".join(f"{w.name.replace('analysis.panels.', '')} {(s.end - s.start).total_seconds() / 3600:g} h"
                        for w, s in pending))
     return len(pending)
+
+
+def _readers() -> ThreadPoolExecutor:
+    """The thread's own reader threads, READERS of them: on the pages' (store/concurrent.py), a page's reads queued
+    behind a dozen of these (`make bench-live`: the Overview's 1 h p95 0.1 -> 1.5 s). Their roles start with "read-":
+    the gather()s of the reads they run run in place."""
+    global _pool
+    with _lock:
+        if _pool is None:
+            roles = itertools.count()
+            _pool = ThreadPoolExecutor(READERS, thread_name_prefix="read-ahead",
+                                       initializer=lambda: client.bind_reader(f"read-ahead-{next(roles)}"))
+        return _pool
 
 
 def _scopes(watched: versions.Watched) -> list:
@@ -98,5 +113,8 @@ def _scopes(watched: versions.Watched) -> list:
 
 
 def _read(watched: versions.Watched, scope) -> None:
-    with aggregates.shared_reads():
-        versions.kept(watched.name, scope, watched.args, watched.read)
+    try:
+        with aggregates.shared_reads():
+            versions.kept(watched.name, scope, watched.args, watched.read)
+    finally:
+        connections.close_all()  # this reader thread's Django DB connections (a diagnosis's cost, an objective)
