@@ -12,8 +12,10 @@
    benchmarks/steady_sender.py (a process of its own): --rate spans/s of simulated healthy traffic into
    svc-0..9 plus the demo's live trickle. After --warmup seconds (the minute jobs at work on the live spans):
 3. every dashboard page (dashboard.urls; a run's page for a backfilled run) over the 1 h and 24 h ranges, as the
-   member through real HTTP with a session: one warm-up round, then --repeat rounds, each round every case once (so
-   the minute jobs fall on every page alike). A page's server time is its Server-Timing `app` figure
+   member through real HTTP with a session: one warm-up round (printed as the first views: nothing of them kept or
+   read ahead yet), then --repeat rounds, each round every case once (so the minute jobs fall on every page alike),
+   a request every --interval seconds (a member reading pages: a phase spans minute jobs and turns of the minute,
+   after which kept answers must be read again; back to back, the requests load the machine themselves). A page's server time is its Server-Timing `app` figure
    (latency_obs/server_timing.py: the request in Django, not the wait for a web thread); the client's time and the
    request thread's CPU are printed beside it. p95 by nearest rank, against the 500 ms target.
 
@@ -64,8 +66,8 @@ def main() -> int:
     p.add_argument("--pages", help="only these URL names, comma-separated")
     p.add_argument("--idle", action="store_true", help="also time the pages before the sender starts")
     p.add_argument("--phase-limit", type=float, default=900, help="seconds of page requests at most per phase")
-    p.add_argument("--interval", type=float, default=0, help="seconds from one request's start to the next one's "
-                   "(0: back to back); with kept pages, a phase that spans minute jobs and minutes")
+    p.add_argument("--interval", type=float, default=1, help="seconds from one request's start to the next one's, "
+                   "a member reading pages (0: back to back, the requests then load the machine themselves)")
     p.add_argument("--baseline", help="a git ref (or a directory of code): its code and this checkout's, alternately")
     p.add_argument("--code", help="a git ref (or a directory of code) to run instead of this checkout")
     p.add_argument("--rounds", type=int, default=1, help="runs of each code (with --baseline)")
