@@ -16,17 +16,17 @@ materializes them itself and reads, as without this thread).
 The thread asks the store one small read per watched window a tick (versions.window_version) while nothing changes,
 with a ClickHouse client of its own. It and its readers run at the background threads' priority (store/priority.py,
 BACKGROUND_NICE): a page's own reads, a view nobody read ahead (a member's first look, the run waterfall), come
-first; measured at their priority, a dozen pages of a member watching both windows made the readers busy 20-25 s a
-minute, and the pages read for themselves (the run waterfall's 1 h p95 0.3 -> 0.6 s). A failure is logged and the next tick tries again: a page reads for itself, as
+first: at the pages' priority, every page over both windows read ahead kept the readers busy 20-25 s a minute, and
+5 of 36 pages went over 500 ms (a run's waterfall, not kept, 0.6 s), 0 of 36 at theirs (`make bench-live`). A failure is logged and the next tick tries again: a page reads for itself, as
 without this thread.
 """
 import itertools
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connections
@@ -40,7 +40,7 @@ LEAD_SECONDS = 25  # a window ending now is read for the next minute this long b
 MINUTE = timedelta(minutes=1)
 READERS = 2  # answers read side by side: the two cores of the small machine
 WATCH_SECONDS = 300  # a page not viewed for this long is not read ahead any more
-ROLE = "ahead"  # not "read-...": its gather()s use the reader threads (store/concurrent.py)
+ROLE = "ahead"  # the ticker's own client: the versions and the freshness checks
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _pool: ThreadPoolExecutor | None = None

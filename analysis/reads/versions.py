@@ -126,7 +126,7 @@ def watching(lagging: bool = False):
 @dataclass
 class Watched:
     """A read a page asked for: `rolling` when its window ended at the next minute's start (a range ending now, which
-    moves on every minute), then `length` is its length; `asked`: time.monotonic() of the last time."""
+    moves on every minute, keeping its length); `asked`: time.monotonic() of the last time it was asked."""
     name: str
     scope: Scope
     args: tuple
