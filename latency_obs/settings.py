@@ -263,14 +263,20 @@ AUTHENTICATION_BACKENDS = ["latency_obs.login_throttle.LoginThrottle", "django.c
 # even when Celery uses one: logins would then fail whenever Redis is down.
 CACHE_URL = env_url("CACHE_URL", "locmem://", ("locmem", "redis", "rediss"))
 if CACHE_URL.startswith("locmem://"):
-    # MAX_ENTRIES: a spray of made-up usernames must not cull real counters out of the default 300
+    # MAX_ENTRIES: a spray of made-up usernames must not cull real counters out of the default 300.
+    # "answers": the pages' kept answers (analysis/reads/versions.py), in a cache of their own: process memory forgets
+    # an expired entry only when it is asked for again or culled, and a window ending now is a new key every minute;
+    # there the least recently used are culled past 1,000 entries (a page's answer is 2-73 KB pickled), never the counters.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-                          "OPTIONS": {"MAX_ENTRIES": 100_000}}}
+                          "OPTIONS": {"MAX_ENTRIES": 100_000}},
+              "answers": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "answers",
+                          "OPTIONS": {"MAX_ENTRIES": 1_000}}}
 else:
     # VERSION: cached answers are pickles of analysis classes; bump it when they move or change shape, so that an
-    # upgraded process never unpickles an older layout's entries (2: analysis/ in packages)
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
-                          "KEY_PREFIX": "latency_obs", "VERSION": 2}}
+    # upgraded process never unpickles an older layout's entries (2: analysis/ in packages). Redis expires the
+    # answers' keys itself: one store for both.
+    CACHES = {alias: {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL,
+                      "KEY_PREFIX": "latency_obs", "VERSION": 2} for alias in ("default", "answers")}
 
 # Headers: Content-Security-Policy and, where Django's middleware does not reach, these from
 # latency_obs/security_headers.py; cookie flags.

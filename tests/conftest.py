@@ -135,7 +135,7 @@ def clickhouse_schema(django_db_blocker):
 @pytest.fixture
 def clickhouse(clickhouse_schema):
     """The ClickHouse client module, with every table emptied for this test."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
     from ingest.pipeline import flush_started_writers
     from store import client
@@ -144,7 +144,9 @@ def clickhouse(clickhouse_schema):
     flush_started_writers()  # an earlier test's spooled batches land now, not in this test's tables
     for table in emptied_by_tests():
         client.command(f"TRUNCATE TABLE IF EXISTS {table}")
-    cache.clear()  # answers kept about the store (analysis/reads/versions.py) and freshness marks go with its rows
+    # answers kept about the store (analysis/reads/versions.py) and freshness marks go with its rows
+    for kept in caches.all():
+        kept.clear()
     return client
 
 

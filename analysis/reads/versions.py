@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 
 from analysis.rollups.aggregates import remembered
 from analysis.scope import Scope
@@ -67,9 +67,9 @@ def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
     if mode:
         watch(name, scope, args, read)
     key = _key(name, scope, args)
-    found = cache.get(key)
+    found = caches["answers"].get(key)
     if found is None and mode == LAGGING:
-        found = cache.get(_latest_key(name, scope, args))
+        found = caches["answers"].get(_latest_key(name, scope, args))
     if found is not None:
         return found[0]
     with _lock:
@@ -79,7 +79,7 @@ def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
     if first:
         try:
             found = (read(scope),)  # a tuple: an answer of None is kept too
-            cache.set_many({key: found, _latest_key(name, scope, args): found}, KEPT_SECONDS)
+            caches["answers"].set_many({key: found, _latest_key(name, scope, args): found}, KEPT_SECONDS)
             reading.set_result(found)
         except BaseException as exc:
             reading.set_exception(exc)
@@ -91,7 +91,7 @@ def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
 
 def is_kept(name: str, scope: Scope, args: tuple) -> bool:
     """Whether the answer kept() would give is kept already (asks the window's version, as kept() does)."""
-    return cache.get(_key(name, scope, args)) is not None
+    return caches["answers"].get(_key(name, scope, args)) is not None
 
 
 def _key(name: str, scope: Scope, args: tuple) -> str:
