@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -21,6 +22,7 @@ _lock = threading.Lock()
 # ((the pid it was made in, its size), the pool): a forked child makes its own
 _pool: tuple[tuple[int, int], ThreadPoolExecutor] | None = None
 _roles = itertools.count()
+T = TypeVar("T")
 
 
 def gather(*calls: Callable[[], object]) -> list:
@@ -53,6 +55,26 @@ def beside(call: Callable[[], object]) -> Iterator[Future]:
         yield future
     finally:
         wait([future])
+
+
+def read_once(futures: dict, lock: threading.Lock, key, read: Callable[[], T], forget: bool = False) -> T:
+    """read()'s answer for `key`: the first thread to ask reads it and the others asking meanwhile wait for that read
+    (its exception raises in each) instead of reading again. `futures` holds the reads by key, guarded by `lock`;
+    `forget`: the key leaves it once read (a read in flight, not a memo)."""
+    with lock:
+        answer, first = futures.get(key), key not in futures
+        if first:
+            answer = futures[key] = Future()
+    if first:
+        try:
+            answer.set_result(read())
+        except BaseException as exc:
+            answer.set_exception(exc)
+        finally:
+            if forget:
+                with lock:
+                    del futures[key]
+    return answer.result()
 
 
 def _in_place() -> bool:

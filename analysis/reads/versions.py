@@ -34,6 +34,7 @@ from analysis.scope import Scope
 from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client
+from store.concurrent import read_once
 
 # a window ending at the current minute moves on within a minute anyway; an older one's engine metrics (see above)
 # may lag by this much
@@ -66,41 +67,31 @@ def kept(name: str, scope: Scope, args: tuple, read: Callable[[Scope], T]) -> T:
     mode = _watching.get()
     if mode:
         watch(name, scope, args, read)
-    key = _key(name, scope, args)
+    key, latest = _keys(name, scope, args)
     found = caches["answers"].get(key)
     if found is None and mode == LAGGING:
-        found = caches["answers"].get(_latest_key(name, scope, args))
+        found = caches["answers"].get(latest)
     if found is not None:
         return found[0]
-    with _lock:
-        reading, first = _reading.get(key), key not in _reading
-        if first:
-            reading = _reading[key] = Future()
-    if first:
-        try:
-            found = (read(scope),)  # a tuple: an answer of None is kept too
-            caches["answers"].set_many({key: found, _latest_key(name, scope, args): found}, KEPT_SECONDS)
-            reading.set_result(found)
-        except BaseException as exc:
-            reading.set_exception(exc)
-        finally:
-            with _lock:
-                del _reading[key]
-    return reading.result()[0]
+
+    def read_and_keep() -> tuple:
+        answer = (read(scope),)  # a tuple: an answer of None is kept too
+        caches["answers"].set_many({key: answer, latest: answer}, KEPT_SECONDS)
+        return answer
+    return read_once(_reading, _lock, key, read_and_keep, forget=True)[0]
 
 
 def is_kept(name: str, scope: Scope, args: tuple) -> bool:
     """Whether the answer kept() would give is kept already (asks the window's version, as kept() does)."""
-    return caches["answers"].get(_key(name, scope, args)) is not None
+    return caches["answers"].get(_keys(name, scope, args)[0]) is not None
 
 
-def _key(name: str, scope: Scope, args: tuple) -> str:
-    return "kept:" + scope.cache_key(name, args, window_version(scope), _settings())
-
-
-def _latest_key(name: str, scope: Scope, args: tuple) -> str:
-    """The key of the answer read last for the scope, whatever the window's version then."""
-    return "kept-latest:" + scope.cache_key(name, args, _settings())
+def _keys(name: str, scope: Scope, args: tuple) -> tuple[str, str]:
+    """(the answer's key under the window's version, the key of the answer read last for the scope whatever the
+    version then)."""
+    now = _settings()
+    return ("kept:" + scope.cache_key(name, args, window_version(scope), now),
+            "kept-latest:" + scope.cache_key(name, args, now))
 
 
 WATCHING, LAGGING = 1, 2  # watching()'s modes

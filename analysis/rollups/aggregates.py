@@ -26,7 +26,6 @@ an aggregated whole hour is read from request_buckets alone. The two parts add u
 sweep is cut at hours (and its minutes at minute edges) in both, and counts are per hour.
 """
 from collections.abc import Callable
-from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from analysis.models import UnaggregatedHour
 from analysis.sql_files import sql as _sql
 from analysis.windows import utc_naive
 from store import client, tables
-from store.concurrent import gather
+from store.concurrent import gather, read_once
 
 HOUR = timedelta(hours=1)
 # TRICKY: spans are exported when a request ends, so an hour keeps getting its requests' spans for minutes after
@@ -185,16 +184,7 @@ def remembered(key: tuple, read: Callable[[], object]):
     if shared is None:
         return read()
     memo, lock = shared
-    with lock:
-        answer, first = memo.get(key), key not in memo
-        if first:
-            answer = memo[key] = Future()
-    if first:
-        try:
-            answer.set_result(read())
-        except BaseException as exc:
-            answer.set_exception(exc)
-    return answer.result()
+    return read_once(memo, lock, key, read)
 
 
 def split(project_id: int, start: datetime, end: datetime) -> Split:
