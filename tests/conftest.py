@@ -140,11 +140,10 @@ def clickhouse(clickhouse_schema):
 
     from ingest.pipeline import flush_started_writers
     from store import client
-    from store.tables import emptied_by_tests
+    from tests.stored import empty_store
 
     flush_started_writers()  # an earlier test's spooled batches land now, not in this test's tables
-    for table in emptied_by_tests():
-        client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+    empty_store()
     # answers kept about the store (analysis/reads/versions.py) and freshness marks go with its rows
     for kept in caches.all():
         kept.clear()

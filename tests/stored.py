@@ -49,9 +49,19 @@ def _snapshot(name: str) -> None:
     _filled[name] = tuple(table for table in _tables() if f"{name}__{table}" in copies)
 
 
+def empty_store() -> None:
+    """Empty every table a test starts without rows in (store/tables.py), truncating only those that hold rows: a
+    TRUNCATE of an empty table still costs a statement (~1-2 ms in chDB, 21 tables before each of ~1,000 tests), and
+    most tests leave most tables empty; one read of system.parts tells which."""
+    tables = set(emptied_by_tests())
+    for (table,) in client.query_rows(
+            "SELECT DISTINCT table FROM system.parts WHERE database = currentDatabase() AND active"):
+        if table in tables:
+            client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+
+
 def _restore(name: str, old: tuple[int, ...], new: tuple[int, ...]) -> None:
-    for table in emptied_by_tests():
-        client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+    empty_store()
     for table in _filled[name]:
         column = "ProjectId" if table.startswith("otel_metrics") else "project_id"
         mapped = "multiIf(" + ", ".join(f"{column} = {a}, {b}" for a, b in zip(old, new)) + f", {column})"

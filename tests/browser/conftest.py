@@ -71,15 +71,12 @@ def committed_live_server(django_db_blocker):
     from django.core.management import call_command
     from pytest_django.live_server_helper import LiveServer
 
-    from store import client
-
     def empty_tables():
         # every table: project ids start again at 1 after a flush, so rows an earlier module left in any table
         # (engine metrics, aggregates) would belong to this module's project
-        from store.tables import emptied_by_tests
+        from tests.stored import empty_store
 
-        for table in emptied_by_tests():
-            client.command(f"TRUNCATE TABLE IF EXISTS {table}")
+        empty_store()
 
     with django_db_blocker.unblock():
         empty_tables()
