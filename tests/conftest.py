@@ -7,23 +7,47 @@ from tests import factories
 
 pytest_plugins = ["tests.cpu_time"]  # --cpu-top N (tests/cpu_time.py)
 
-# Seconds a file's tests take in all on the 2-core machine, for the files that take about a minute or more (make test
-# with --junitxml, 2026-11-28, a quiet machine). pytest-xdist's --dist
-# loadfile hands a worker a whole file at a time, by default in order of test count (--loadscope-reorder): one-test
-# files came last, so the single 4-minute test of a running `up` started when the other worker had little left to
-# do. pytest.ini turns that order off (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these
-# files first, longest first (the short files fill in at the end), then the others by test count, as xdist did.
-HEAVY_FILES = {  # seconds in a full run on a quiet machine (2026-11-28, make test's two lanes): the order only
-    "tests/analysis/test_incidents_as_run.py": 499,
-    "tests/analysis/test_incident_accuracy.py": 189,
-    "tests/simulator/test_layers_diagnosed.py": 89,
-    "tests/ingest/test_crash_recovery.py": 75,
-    "tests/analysis/test_presets_diagnosed.py": 74,
-    "tests/analysis/test_sketches.py": 73,
-    "tests/analysis/test_incident_layers.py": 61,
-    "tests/analysis/test_incident_detection.py": 59,
-    "tests/ingest/test_fuzz.py": 53,
-    "tests/analysis/test_incident_explain.py": 51,
+# Seconds a file's tests take in all on the 2-core machine, for the files that take 15 s or more (make test, 2026-11-29,
+# per-test start and end times of each worker). pytest-xdist's --dist loadfile hands a worker a whole file at a time,
+# by default in order of test count (--loadscope-reorder): one-test files came last, so the single 4-minute test of a
+# running `up` started when the other worker had little left to do. pytest.ini turns that order off
+# (--no-loadscope-reorder) and pytest_collection_modifyitems below puts these files first, longest first (the short
+# files fill in at the end), then the others by test count, as xdist did. The files of few tests that wait on a
+# subprocess (`up`, serve_*, the banner's exporters) are here too: by test count they came last, where one worker
+# waited on them for the run's last 35 s while the others had nothing left (0.4-0.9 of the 2 cores busy).
+HEAVY_FILES = {  # the order only
+    "tests/analysis/test_incidents_as_run.py": 446,
+    "tests/analysis/test_incident_accuracy.py": 165,
+    "tests/simulator/test_layers_diagnosed.py": 122,
+    "tests/ingest/test_crash_recovery.py": 96,
+    "tests/ingest/test_fuzz.py": 89,
+    "tests/analysis/test_incident_layers.py": 88,
+    "tests/simulator/test_incidents.py": 82,
+    "tests/browser/test_pages.py": 76,
+    "tests/analysis/test_aggregates.py": 69,
+    "tests/analysis/test_presets_diagnosed.py": 62,
+    "tests/analysis/test_incident_explain.py": 54,
+    "tests/analysis/test_sketches.py": 54,
+    "tests/analysis/test_incident_detection.py": 54,
+    "tests/analysis/test_incident_series.py": 46,
+    "tests/latency_obs/test_up.py": 42,
+    "tests/simulator/test_presets.py": 36,
+    "tests/dashboard/test_freshness.py": 31,
+    "tests/analysis/test_engine_presets.py": 30,
+    "tests/analysis/test_evidence.py": 28,
+    "tests/analysis/test_scheduler_minutes.py": 27,
+    "tests/ingest/test_receive_tier.py": 27,
+    "tests/latency_obs/test_newcomer.py": 23,
+    "tests/dashboard/test_isolation.py": 23,
+    "tests/analysis/test_capacity_simulated.py": 22,
+    "tests/simulator/test_engine_metrics.py": 21,
+    "tests/analysis/test_materialize.py": 20,
+    "tests/browser/test_incident_page.py": 20,
+    "tests/latency_obs/test_banner.py": 19,
+    "tests/dashboard/test_read_ahead.py": 19,
+    "tests/latency_obs/test_ports.py": 16,
+    "tests/ingest/test_serve_otlp_grpc.py": 13,
+    "tests/latency_obs/test_isolation_of_work.py": 13,
     # the client tests' own lane (Makefile): litellm 273, sdks 161, layers_propagated 92, instrumentations 45
     "tests/clients/test_litellm.py": 273,
     "tests/clients/test_sdks.py": 161,
