@@ -10,7 +10,9 @@ import pytest
 from simulator.incidents import CAUSES, IncidentSpec, check_incidents, parse_incident
 from simulator.model import simulate
 from simulator.scenarios import PRESETS
+from tests.simulator import attempt_buckets
 from tests.simulator.attempt_buckets import GROWN, MINUTE_MS, p95_between, pct, rows
+from tests.simulator.model_output import model_output
 
 START_M, LENGTH_M = 25, 15
 END_M = START_M + LENGTH_M
@@ -21,8 +23,16 @@ SCOPES = {"noisy_tenant": ":tenant=initech"}
 
 @functools.lru_cache(maxsize=None)
 def incident_rows(cause: str, seed: int):
-    spec = parse_incident(f"{cause}@{START_M}m+{LENGTH_M}m{SCOPES.get(cause, '')}")
-    return rows(list(simulate(BASES.get(cause, PRESETS["healthy"]), 50 * 60, seed=seed, incidents=[spec])))
+    """The buckets of 50 simulated minutes with the cause on at START_M, kept for the next run while the simulator and
+    these files are unchanged (tests/simulator/model_output.py)."""
+    def make():
+        spec = parse_incident(f"{cause}@{START_M}m+{LENGTH_M}m{SCOPES.get(cause, '')}")
+        return rows(list(simulate(BASES.get(cause, PRESETS["healthy"]), 50 * 60, seed=seed, incidents=[spec])))
+    return kept_rows(("incident rows", cause, seed), make)
+
+
+def kept_rows(what: tuple, make):
+    return model_output(what, make, attempt_buckets.__file__, __file__)
 
 
 def minutes(a: float, b: float) -> tuple[float, float]:
@@ -84,7 +94,7 @@ def test_an_incident_grows_its_bucket_from_its_start_and_goes_away_after_its_end
 
 
 def test_the_healthy_base_does_not_move_without_an_incident():
-    got = rows(list(simulate(PRESETS["healthy"], 50 * 60, seed=1)))
+    got = kept_rows(("healthy rows", 50, 1), lambda: rows(list(simulate(PRESETS["healthy"], 50 * 60, seed=1))))
     for bucket in set(GROWN.values()):
         before = p95_between(got, bucket, *minutes(START_M - 10, START_M))
         during = p95_between(got, bucket, *minutes(START_M, END_M))
@@ -160,7 +170,8 @@ def test_incidents_are_deterministic_per_seed():
 
 @pytest.mark.parametrize("bucket", ("ttft", "t_stream", "total"))
 def test_steady_slow_stays_within_a_quarter_of_itself_every_ten_minutes(bucket):
-    got = rows(list(simulate(PRESETS["steady_slow"], 3600, seed=1, service="llm-70b")))
+    got = kept_rows(("steady_slow rows", 60, 1),
+                    lambda: rows(list(simulate(PRESETS["steady_slow"], 3600, seed=1, service="llm-70b"))))
     p95s = [p95_between(got, bucket, *minutes(m, m + 10)) for m in range(0, 60, 10)]
     middle = pct(p95s, 50)
     assert all(0.75 * middle <= p <= 1.25 * middle for p in p95s), p95s

@@ -11,6 +11,7 @@ import pytest
 
 from simulator.scenarios import PRESETS
 from tests.simulator import signatures as sg
+from tests.simulator.model_output import model_output
 
 pytestmark = pytest.mark.slow  # each test runs presets through the simulator: ~30 s in all
 
@@ -23,11 +24,14 @@ NO_BACKLOG_MS = 50.0  # a queue-time p95 below this means requests are admitted 
 
 @functools.lru_cache(maxsize=None)
 def observed(name: str, minutes: int = MINUTES):
-    """(attempt records, scheduler sweep) of a preset's emitted spans; cached: healthy is the baseline of all."""
-    spans, totals = sg.capture(PRESETS[name], minutes * 60, seed=SEED)
-    recs = sg.records(spans)
-    assert len(recs) == totals.attempts  # every attempt the model produced came out as a span
-    return recs, sg.scheduler(recs)
+    """(attempt records, scheduler sweep) of a preset's emitted spans; cached: healthy is the baseline of all, and
+    kept for the next run while the simulator and these files are unchanged (tests/simulator/model_output.py)."""
+    def make():
+        spans, totals = sg.capture(PRESETS[name], minutes * 60, seed=SEED)
+        recs = sg.records(spans)
+        assert len(recs) == totals.attempts  # every attempt the model produced came out as a span
+        return recs, sg.scheduler(recs)
+    return model_output(("preset records", name, minutes, SEED), make, sg.__file__, __file__)
 
 
 def ok(recs):
