@@ -23,6 +23,8 @@ def model_output(what: tuple, make: Callable[[], object], *sources: str | Path) 
     if hit is not None:
         return hit[0]
     value = make()
+    # written as tests/simulated.py's generated() writes its bodies; not a helper shared with it, because that file's
+    # text is part of the traffic's digest: moving its write would send every machine's cache back to cold
     scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     scratch.write_bytes(zlib.compress(pickle.dumps((value,), protocol=pickle.HIGHEST_PROTOCOL), 1))
     os.replace(scratch, path)  # whole or not at all: another worker may read it now
