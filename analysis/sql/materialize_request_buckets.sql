@@ -12,47 +12,14 @@
 -- last try started in the next hour it keeps its start, and t_retry is 0: its total holds the tries (as a held run).
 -- Where the span lacks a first or last token instant or token counts, its GenAI events sent as OTLP log records with
 -- its context give them (log_spans, filled); what the span gives is never replaced.
+-- log_spans, held_runs and http_runs are fragments (_log_spans.sql, ...): where materialize_inputs.sql finds none of
+-- what one of them reads, materialize.py sends its empty stand-in (_no_log_spans.sql, ...) instead, which ClickHouse
+-- plans in no time: the three take ~40 % of the statement's time to plan (chDB 26.9), most of it on a small window.
 INSERT INTO request_buckets
 WITH log_spans AS
 (
-    -- per span, from its GenAI events sent as log records (otel_logs with its TraceId and SpanId; the event name is
-    -- EventName, else the attribute event.name): the first chunk event's time (OpenLLMetry's span event name), the last
-    -- gen_ai.choice's and usage (gen_ai.usage.input_tokens / output_tokens in the attributes, else in a gen_ai.* event's
-    -- JSON body, at its top or under `usage`). Only the logs of the traces of the window's attempts are read.
-    SELECT TraceId AS l_trace_id, SpanId AS l_span_id,
-           if(countIf(event = 'gen_ai.content.completion.chunk') > 0,
-              minIf(at, event = 'gen_ai.content.completion.chunk'), NULL) AS l_first_token_at,
-           if(countIf(event = 'gen_ai.choice') > 0, maxIf(at, event = 'gen_ai.choice'), NULL) AS l_last_token_at,
-           max(input_tokens) AS l_input_tokens, max(output_tokens) AS l_output_tokens
-    FROM
-    (
-        SELECT TraceId, SpanId, toTimeZone(Timestamp, 'UTC') AS at,
-               if(EventName != '', EventName, LogAttributes['event.name']) AS event,
-               startsWith(event, 'gen_ai.') AS genai,
-               coalesce(accurateCastOrNull(toFloat64OrNull(LogAttributes['gen_ai.usage.input_tokens']), 'UInt32'),
-                        if(genai, coalesce(JSONExtract(Body, 'gen_ai.usage.input_tokens', 'Nullable(UInt32)'),
-                                           JSONExtract(Body, 'usage', 'input_tokens', 'Nullable(UInt32)')), NULL))
-                   AS input_tokens,
-               coalesce(accurateCastOrNull(toFloat64OrNull(LogAttributes['gen_ai.usage.output_tokens']), 'UInt32'),
-                        if(genai, coalesce(JSONExtract(Body, 'gen_ai.usage.output_tokens', 'Nullable(UInt32)'),
-                                           JSONExtract(Body, 'usage', 'output_tokens', 'Nullable(UInt32)')), NULL))
-                   AS output_tokens
-        FROM otel_logs
-        WHERE project_id = {project_id:UInt32} AND SpanId != ''
-          -- an attempt's events come after its queued_at, within its call (5 minutes of clock skew and calls of up to
-          -- an hour past the window allowed, as the spans' bounds: a call running longer loses its events)
-          AND TimestampTime >= {start:DateTime64(9, 'UTC')} - INTERVAL 5 MINUTE
-          AND TimestampTime < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-          AND TraceId IN (
-              SELECT trace_id FROM spans
-              WHERE project_id = {project_id:UInt32} AND role = 'attempt'
-                AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-                AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-                AND queued_at >= {start:DateTime64(9, 'UTC')} AND queued_at < {end:DateTime64(9, 'UTC')})
-    )
-    WHERE event IN ('gen_ai.content.completion.chunk', 'gen_ai.choice')
-       OR input_tokens IS NOT NULL OR output_tokens IS NOT NULL
-    GROUP BY TraceId, SpanId
+    -- per span, the instants and token counts of its GenAI events sent as log records
+    {{log_spans}}
 ),
 filled AS
 (
@@ -85,23 +52,8 @@ filled AS
 ),
 held_runs AS
 (
-    -- runs (named by llm.run.id or litellm.call_id) with a failed try whose last-ended attempt started with the run:
-    -- it holds the other tries. LiteLLM's v1 span of a call that succeeded on a retry starts with the call, 3 ms before
-    -- its failed try, and holds the back-off and the retry: taken for the latest-started, the failed try was final
-    -- (a failed run) with a t_retry of 3 ms. The holder is final, its t_retry 0 (it starts with the run) and its total
-    -- the whole call, back-off included: when the retry itself started is in none of the spans.
-    SELECT service AS h_service, run_id AS h_run_id, argMax(span_id, end_at) AS h_span_id
-    FROM spans FINAL
-    WHERE project_id = {project_id:UInt32} AND role = 'attempt'
-      AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
-      AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-      AND run_id IN (
-          SELECT run_id FROM spans
-          WHERE project_id = {project_id:UInt32} AND role = 'attempt' AND status = 'error' AND run_id != trace_id
-            AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 1 HOUR
-            AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR)
-    GROUP BY service, run_id
-    HAVING count() > 1 AND argMax(start_at, end_at) = min(start_at)
+    -- per run with a failed try whose last-ended attempt started with the run: that attempt, which holds the others
+    {{held_runs}}
 ),
 stage_sums AS
 (
@@ -147,55 +99,8 @@ http_children AS
 ),
 http_runs AS
 (
-    -- the attempt spans with HTTP children that are alone in their run (service, run_id): their tries are those
-    -- children, the last-started the one whose outcome is the call's (the span's own status), each ERROR one before it
-    -- a failed try (t_failed: (span id, start, end, ms, cause, number), numbered http.request.resend_count + 1 where
-    -- sent, else by start). With several attempt spans in a run the spans are its tries, as before.
-    SELECT p.trace_id AS t_trace_id, p.span_id AS t_span_id, p.service AS t_service, p.instance AS t_instance,
-           p.tenant AS t_tenant, p.route AS t_route, p.model AS t_model, p.form AS t_form, p.run_id AS t_run_id,
-           p.cap AS t_cap, c.failed AS t_failed, length(c.failed) + 1 AS t_tries,
-           -- with failed tries, the span as the final attempt starts at its last try, within the hour of its queued_at
-           notEmpty(c.failed) AND c.last_start_at > p.p_queued_at
-               AND toStartOfHour(c.last_start_at) = toStartOfHour(p.p_queued_at) AS t_moved,
-           if(t_moved, c.last_start_at, p.p_queued_at) AS t_queued_at,
-           if(t_moved, (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(p.p_queued_at)) / 1e6, 0.)
-               AS t_shift_ms,
-           -- t_retry: from the first failed try's start to the last try's (0 without a failed try, or unmoved)
-           if(t_moved, (toUnixTimestamp64Nano(c.last_start_at) - toUnixTimestamp64Nano(c.failed[1].2)) / 1e6, 0.)
-               AS t_tries_retry_ms
-    FROM
-    (
-        SELECT trace_id, span_id, service, instance, tenant, route, model, form, run_id, cap,
-               assumeNotNull(queued_at) AS p_queued_at
-        FROM spans FINAL
-        PREWHERE role = 'attempt'
-        WHERE project_id = {project_id:UInt32}
-          AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
-          AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-          AND (service, run_id) IN (
-              SELECT service, run_id FROM spans
-              WHERE project_id = {project_id:UInt32} AND role = 'attempt'
-                AND start_at >= {start:DateTime64(9, 'UTC')} - INTERVAL 2 HOUR
-                AND start_at < {end:DateTime64(9, 'UTC')} + INTERVAL 1 HOUR
-              GROUP BY service, run_id
-              HAVING uniqExact(span_id) = 1)
-    ) AS p
-    INNER JOIN
-    (
-        -- per parent: the last child's start, and the ERROR children before it in start order, numbered
-        SELECT c_trace_id, c_parent_span_id, children[-1].2 AS last_start_at,
-               arrayMap((x, i) -> (x.1, x.2, x.3, x.4, x.5, toUInt16(least(65535, coalesce(x.6 + 1, i)))),
-                        errors, arrayEnumerate(errors)) AS failed
-        FROM
-        (
-            SELECT c_trace_id, c_parent_span_id,
-                   arraySort(x -> (x.2, x.1), groupArray((c_span_id, c_start_at, c_end_at, c_duration_ms, c_cause,
-                                                          c_resend_count, c_status))) AS children,
-                   arrayFilter(x -> x.7 = 'error', arrayPopBack(children)) AS errors
-            FROM http_children
-            GROUP BY c_trace_id, c_parent_span_id
-        )
-    ) AS c ON c.c_trace_id = p.trace_id AND c.c_parent_span_id = p.span_id
+    -- the attempt spans alone in their run whose tries are their HTTP client children (http_children), with them
+    {{http_runs}}
 )
 SELECT
     a.project_id, a.service, a.instance, a.tenant, a.route, a.model, a.form, a.run_id, a.trace_id, a.span_id,

@@ -137,7 +137,7 @@ def test_bob_gets_no_rows_from_alices_spans(alpha, beta, ingest, buckets):
 
 
 def test_the_statements_skipped_for_want_of_an_attempt_span_would_write_nothing(alpha, ingest, buckets):
-    # materialize() asks attempt_spans_any before the request_buckets INSERT (0.1-0.6 s to plan, whatever it reads):
+    # materialize() asks materialize_inputs (attempts) before the request_buckets INSERT (0.1-0.6 s to plan, whatever it reads):
     # here each window has one long attempt queued inside it, started at a distance around the INSERT's read bounds;
     # wherever the question finds none, the INSERT run anyway writes no row
     project, key = alpha
@@ -155,7 +155,7 @@ def test_the_statements_skipped_for_want_of_an_attempt_span_would_write_nothing(
     for i, window in enumerate(windows):
         params = {"project_id": project.id, "start": window.replace(tzinfo=None),
                   "end": (window + H).replace(tzinfo=None), "computed_at": datetime(2030, 1, 1, 0, 0, i)}
-        found.append(bool(client.query_rows(sql("attempt_spans_any"), parameters=params)))
+        found.append(bool(client.query(sql("materialize_inputs"), parameters=params)[0]["attempts"]))
         client.command(sql("materialize_request_buckets"), parameters=params)
         [(n,)] = client.query_rows("SELECT count() FROM request_buckets WHERE computed_at = {c:DateTime64(3, 'UTC')}",
                                    parameters={"c": params["computed_at"]})
