@@ -47,10 +47,10 @@ def test_each_stand_in_has_the_columns_of_its_part(alpha, clickhouse):
             f"{_with_clause(stand_in)}\nSELECT * FROM {part}", params), part
 
 
-def _bundle(ingest, key: str, start_ns: int) -> None:
+def _bundle(start_ns: int, window_ns: int) -> tuple[list, dict]:
     """From start_ns: a call with a failed HTTP try and its retry (http_runs), a run named apart from its trace
-    whose span of the whole call holds a failed try (held_runs), and an attempt with its GenAI log events
-    (log_spans)."""
+    whose span of the whole call holds a failed try (held_runs), and a GenAI log event (log_spans) of an attempt queued
+    30 minutes into the window (a log record of its trace, sent at start_ns: its clock may be off): (spans, record)."""
     call = f.span(name="chat gpt-4o", start_ns=start_ns, duration_ms=1500, kind=Span.SPAN_KIND_CLIENT,
                   attributes={"gen_ai.operation.name": "chat", "gen_ai.system": "openai",
                               "gen_ai.request.model": "gpt-4o"})
@@ -62,26 +62,29 @@ def _bundle(ingest, key: str, start_ns: int) -> None:
     holder = f.attempt(start_ns=start_ns, trace_id=trace, attributes={**run, "llm.attempt": 2})  # the whole call
     failed = f.attempt(start_ns=start_ns + 3 * f.MS, trace_id=trace, t_first_token_ms=10, t_stream_ms=10,
                        status_code=f.Status.STATUS_CODE_ERROR, attributes={**run, "llm.attempt": 1})
-    logged = f.attempt(start_ns=start_ns, attributes={"gen_ai.usage.input_tokens": None})
-    ingest(key, f.request(call, *tries, holder, failed, logged))
-    _send_logs(key, {"span": logged, "at_ms": 10, "event": "gen_ai.choice",
-                     "attributes": {"gen_ai.usage.input_tokens": 12}})
+    logged = f.attempt(start_ns=window_ns + 30 * 60_000 * f.MS, attributes={"gen_ai.usage.input_tokens": None})
+    record = {"span": logged, "at_ms": (start_ns - logged.start_time_unix_nano) / f.MS, "event": "gen_ai.choice",
+              "attributes": {"gen_ai.usage.input_tokens": 12}}
+    return [call, *tries, holder, failed, logged], record
 
 
 def test_a_part_said_to_have_nothing_to_read_reads_nothing(alpha, ingest):
     project, key = alpha
     windows = [f.BASE + timedelta(hours=12 * (i + 1)) for i in range(len(OFFSETS))]
-    for window, offset in zip(windows, OFFSETS):
-        _bundle(ingest, key, int((window + offset).timestamp() * 1e9))
+    bundles = [_bundle(int((window + offset).timestamp() * 1e9), int(window.timestamp() * 1e9))
+               for window, offset in zip(windows, OFFSETS)]
+    ingest(key, f.request(*(s for spans, _ in bundles for s in spans)))
+    _send_logs(key, *(record for _, record in bundles))
     seen = {part: set() for part in OPTIONAL_PARTS}
+    counts = _with_clause(sql(STATEMENT)) + "\nSELECT " + ", ".join(
+        f"(SELECT count() FROM {part}) AS {part}" for part in OPTIONAL_PARTS)
     for window in windows:
         params = _params(project.id, window)
         [inputs] = client.query(sql("materialize_inputs"), parameters=params)
-        whole = _with_clause(sql(STATEMENT))
+        [rows] = client.query(counts, parameters=params)
         for part in OPTIONAL_PARTS:
-            [(rows,)] = client.query_rows(f"{whole}\nSELECT count() FROM {part}", parameters=params)
-            assert inputs[part] or rows == 0, (part, window, rows)
-            seen[part].add((bool(inputs[part]), rows > 0))
+            assert inputs[part] or rows[part] == 0, (part, window, rows)
+            seen[part].add((bool(inputs[part]), rows[part] > 0))
         # what materialize() sends writes what the whole statement would
         without = tuple(p for p in OPTIONAL_PARTS if not inputs[p])
         select = "SELECT * FROM ({})".format(sql(STATEMENT, without=without).split("INSERT INTO request_buckets", 1)[1])
