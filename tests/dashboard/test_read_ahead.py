@@ -70,19 +70,26 @@ def test_after_new_spans_the_next_view_finds_its_numbers_read_ahead(members, ing
                                                                    statements):
     _, alpha, key = members["ann"]
     _send(ingest, key, 3, 60)
+    # the page's window ends at the clock's next minute: when that moves, the watched reads are read again for the
+    # new window (as they should), so "nothing read" holds within one minute (under make test's load this test once
+    # straddled one)
+    minute = versions.next_minute()
     assert _attempts_shown(ann_client.get("/diagnosis/", QUERY).content.decode()) == 3
     watched = {w.name for w in versions.watched(ahead.WATCH_SECONDS)}
     assert {"services", "routes", "coverage", "diagnosis"} <= watched, watched
-    assert ahead.read_ahead() == 0  # all kept
+    assert ahead.read_ahead() == 0 or versions.next_minute() != minute  # all kept
     _send(ingest, key, 2, 30)
-    assert ahead.read_ahead() == 0  # not materialized yet: the reads would see what they saw
+    minute = versions.next_minute()  # not materialized yet: the reads would see what they saw
+    assert ahead.read_ahead() == 0 or versions.next_minute() != minute
     _minute_job(alpha.pk)
     assert ahead.read_ahead() >= 4  # each watched read, for the window with the new spans materialized
-    assert ahead.read_ahead() == 0  # nothing changed since: nothing read
+    minute = versions.next_minute()
+    assert ahead.read_ahead() == 0 or versions.next_minute() != minute  # nothing changed since: nothing read
     statements.clear()
     body = ann_client.get("/diagnosis/", QUERY).content.decode()
     assert _attempts_shown(body) == 5
-    assert len(statements) == 2 and all(any(c in s for s in statements) for c in CHECKS), statements
+    assert len(statements) == 2 and all(any(c in s for s in statements) for c in CHECKS) \
+        or versions.next_minute() != minute, statements
 
 
 def test_a_window_ending_now_is_read_ahead_as_it_will_be_asked_next_minute():
