@@ -137,7 +137,7 @@ def test_bob_gets_no_rows_from_alices_spans(alpha, beta, ingest, buckets):
 
 
 def test_the_statements_skipped_for_want_of_an_attempt_span_would_write_nothing(alpha, ingest, buckets):
-    # materialize() asks materialize_inputs (attempts) before the request_buckets INSERT (0.1-0.6 s to plan, whatever it reads):
+    # materialize() asks materialize_inputs (attempts) before the request_buckets INSERT (0.1-0.6 s to plan):
     # here each window has one long attempt queued inside it, started at a distance around the INSERT's read bounds;
     # wherever the question finds none, the INSERT run anyway writes no row
     project, key = alpha

@@ -8,7 +8,8 @@
 -- http_runs: an HTTP client span under another span, started from 2 hours before the window to 2 hours after it
 --   (_http_runs.sql's tries).
 -- Each bound is _X.sql's own or wider, and these read every copy of a span (no FINAL): where one says 0, _X.sql
--- finds no row, and materialize.py sends its empty stand-in (_no_X.sql) instead (tests/analysis/test_materialize_inputs.py).
+-- finds no row, and materialize.py sends its empty stand-in (_no_X.sql) instead
+-- (tests/analysis/test_materialize_inputs.py).
 SELECT
     (SELECT count() FROM (
         SELECT 1 FROM spans
