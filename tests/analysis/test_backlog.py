@@ -70,7 +70,8 @@ def test_materialize_serves_projects_in_turns_newest_hour_first(alpha, beta, ing
     (a, a_key), (b, b_key) = alpha, beta
     ingest(a_key, *[f.request(*_attempts(at=f.BASE + k * H)) for k in range(3)])
     ingest(b_key, f.request(*_attempts()))
-    # room for two hours (fake clock, one second per hour): alpha's newest, then beta's, not alpha's next
+    # room for two hours (fake clock, one second per hour): beta's (queued by the same run, fewer hours) and
+    # alpha's newest, not alpha's next
     out = jobs.materialize_since_watermark(NOW, Deadline(6, clock=Ticks()))
     assert (out["found"], out["hours"], out["projects"], out["deferred"]) == (4, 2, [a.id, b.id], 2)
     assert _bucket_hours(clickhouse, a.id) == {f.BASE + 2 * H} and _bucket_hours(clickhouse, b.id) == {f.BASE}
@@ -78,6 +79,20 @@ def test_materialize_serves_projects_in_turns_newest_hour_first(alpha, beta, ing
     out = jobs.materialize_since_watermark(NOW + timedelta(minutes=1))
     assert (out["found"], out["hours"], out["deferred"]) == (4, 4, 0)
     assert _bucket_hours(clickhouse, a.id) == {f.BASE, f.BASE + H, f.BASE + 2 * H}
+
+
+def test_a_small_project_queued_beside_a_flood_goes_first(alpha, beta, ingest):
+    """Queued by the same run, the project with fewer services queued is served first: when one unit of the flood
+    takes a whole run's budget, the small project still gets its turn (not after the flood's)."""
+    (a, a_key), (b, b_key) = alpha, beta
+    ingest(a_key, *[f.request(*_attempts(1), service=f"svc-{i}") for i in range(5)])
+    ingest(b_key, f.request(*_attempts(), service="chat"))
+    jobs.materialize_since_watermark(NOW)
+    out = jobs.diagnose_recent(NOW, Deadline(1.5, clock=Ticks()))  # room for one unit (fake clock: 1 s a unit)
+    assert (out["found"], out["deferred"]) == (6, 5)
+    assert list(WindowDiagnosis.objects.values_list("project_id", "service")) == [(b.id, "chat")]
+    jobs.diagnose_recent(NOW, Deadline(1.5, clock=Ticks()))  # the next run: the flood's oldest
+    assert WindowDiagnosis.objects.filter(project=a).count() == 1
 
 
 def test_a_queued_service_whose_traffic_left_the_window_is_dropped(two_services):
