@@ -168,8 +168,14 @@ def check(answer: dict, seen: dict, expect: Expect, sent: list, served_ms: list 
     if expect.ttft:
         reference = median(served_ms) if served_ms else client_ttft
         assert ttft["count"] == CALLS - expect.ttft_unknown, ttft
-        assert abs(ttft["p50"] - reference) <= TTFT_TOLERANCE * reference, (ttft, reference)
+        assert ttft["p50"] >= reference * (1 - TTFT_TOLERANCE), (ttft, reference)
         assert ttft["p50"] <= client_ttft * (1 + TTFT_TOLERANCE), (ttft, client_ttft)
+        # TRICKY: a gateway's span stamps the first chunk when its own event loop gets to it, between the server's
+        # serving and the caller's receiving: on a machine that starves the gateway (its caller's TTFT 3.1 s against
+        # 0.3 s served, make test on a slower machine, 2026-11-30) that stamp lags too (351 ms against 301), and
+        # the two bounds above are what can be asked; where the caller waited about what was served, within 15 %
+        if client_ttft <= reference * (1 + TTFT_TOLERANCE):
+            assert ttft["p50"] <= reference * (1 + TTFT_TOLERANCE), (ttft, reference)
     else:  # not measured: never 0, never the whole call
         assert ttft["count"] == 0 and ttft["p50"] is None, ttft
     assert answer["verdict"] in expect.verdicts, (answer["verdict"], answer["path"])
