@@ -24,24 +24,30 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/latency_obs
 # The client tests (tests/clients: real gateways and SDKs, each 200 calls streamed by a local server at 1.3 s a call)
 # mostly wait on those streams: they run as a pytest of their own (one process, its own test DB and chDB store) beside
 # the rest, so that their minutes of waiting do not hold a worker; their output follows the rest's (also in
-# test-artifacts/clients.log). With PYTEST_ARGS: one pytest, as given.
+# test-artifacts/clients.log). After them, in the same lane, the as-run incidents test (AS_RUN_TESTS: a running `up`
+# judging a burst, its bar every service judged within 3 minutes): both lanes' bars are timings, and side by side its
+# `up` (nice -5) starved the gateways (a proxy's caller waited 3.1 s for a first chunk served in 0.3 s) while they and
+# the workers slowed the `up` past its 3 minutes (2 of 3 runs on a slower machine, 2026-11-30). With PYTEST_ARGS: one
+# pytest, as given.
 # The rest runs on TEST_WORKERS workers, one more than the 2 cores: its longest tests wait too (the as-run burst's
-# worker waits on its `up` subprocess: 48 CPU-s of its own in 656 s, 2026-11-29), and a third worker fills those
+# worker waited on its `up` subprocess: 48 CPU-s of its own in 656 s, 2026-11-29), and a third worker fills those
 # waits; a fourth only adds contention (one machine, 2026-11-29, warm: 4 workers 14:23 and 1,425 CPU-s in the rest;
 # 3 workers 13:51 and 1,356, 13:44 and 1,350 on the code around it). It runs at nice +TEST_NICE so that the client
 # tests, whose bars are timings of real clients and gateways (a gateway's first token within 15 % of the served one:
 # missed in a cold run beside two equal workers, 2026-11-29), get the cores first when both want them.
 CLIENT_TESTS := tests/clients
+AS_RUN_TESTS := tests/analysis/test_incidents_as_run.py
 TEST_WORKERS ?= 3
 TEST_NICE ?= 5
 test: venv
 ifeq ($(strip $(PYTEST_ARGS)),)
 	@export DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)}; mkdir -p test-artifacts; \
-	$(PY) -m pytest -n 0 $(CLIENT_TESTS) > test-artifacts/clients.log 2>&1 & clients=$$!; \
+	{ $(PY) -m pytest -n 0 $(CLIENT_TESTS); own=$$?; $(PY) -m pytest -n 0 $(AS_RUN_TESTS) && exit $$own; } \
+		> test-artifacts/clients.log 2>&1 & clients=$$!; \
 	trap 'kill $$clients 2>/dev/null' INT TERM; \
-	nice -n $(TEST_NICE) $(PY) -m pytest -n $(TEST_WORKERS) --ignore=$(CLIENT_TESTS); rest=$$?; \
-	wait $$clients; own=$$?; echo "--- $(CLIENT_TESTS), run beside the rest (exit $$own):"; cat test-artifacts/clients.log; \
-	[ $$rest -eq 0 ] && [ $$own -eq 0 ]
+	nice -n $(TEST_NICE) $(PY) -m pytest -n $(TEST_WORKERS) --ignore=$(CLIENT_TESTS) --ignore=$(AS_RUN_TESTS); rest=$$?; \
+	wait $$clients; own=$$?; echo "--- $(CLIENT_TESTS), then $(AS_RUN_TESTS), run beside the rest (exit $$own):"; \
+	cat test-artifacts/clients.log; [ $$rest -eq 0 ] && [ $$own -eq 0 ]
 else
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest $(PYTEST_ARGS)
 endif

@@ -16,7 +16,7 @@ pytest_plugins = ["tests.cpu_time"]  # --cpu-top N (tests/cpu_time.py)
 # subprocess (`up`, serve_*, the banner's exporters) are here too: by test count they came last, where one worker
 # waited on them for the run's last 35 s while the others had nothing left (0.4-0.9 of the 2 cores busy).
 HEAVY_FILES = {  # the order only
-    "tests/analysis/test_incidents_as_run.py": 446,
+    "tests/analysis/test_incidents_as_run.py": 446,  # in the client tests' lane after them (Makefile: AS_RUN_TESTS)
     "tests/analysis/test_incident_accuracy.py": 165,
     "tests/simulator/test_layers_diagnosed.py": 122,
     "tests/ingest/test_crash_recovery.py": 96,
