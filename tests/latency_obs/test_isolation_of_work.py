@@ -1,7 +1,8 @@
 """One project's flood of services delays only itself: the minute pipeline's steps each keep to a time budget,
 serve projects in turns and diagnose only services with new spans, so another project's fresh spans are
-materialized, diagnosed and alerted on within two runs (two minutes; here, the first) while the flood is worked
-through minute by minute."""
+materialized, diagnosed and alerted on within two runs (two minutes) while the flood is worked through minute by
+minute. (On a quiet machine, the first: the flood's hour, its first unit, fits the materialize step's budget; on a
+loaded one it takes the whole first run, 2026-11-30.)"""
 import json
 from datetime import timedelta
 
@@ -62,15 +63,19 @@ def test_a_flood_of_services_in_alpha_delays_none_of_betas_work(alpha, beta, ing
     runs = [run(NOW + timedelta(minutes=m)) for m in range(3)]  # three consecutive minutes
 
     # beta within the first two minutes: its hour materialized, its service diagnosed, its alert POSTed
-    assert project.id in runs[0]["steps"]["materialize"]["projects"]
+    materialized = [out["steps"]["materialize"] for out in runs]
+    assert any(project.id in m["projects"] for m in materialized[:2]), materialized
     diagnosis = WindowDiagnosis.objects.get(project=project, service="chat")
     assert diagnosis.verdict == "ttft_unexplained"  # TTFT 3020 ms over 600, nothing measured explains it
     assert diagnosis.end <= NOW + timedelta(minutes=1)
     [body] = [json.loads(r["body"]) for r in receiver.requests]
     assert (body["event"], body["data"]["title"]) == ("alert.firing", "[FIRING] slow ttft chat")
     assert body["data"]["numbers"] == {"value": 3020.0, "threshold": 1000.0, "requests": 5}
-    # ... while alpha's flood is still being worked through, a share of each minute at a time
-    flooded = WindowDiagnosis.objects.filter(project=flooder).count()
+    # ... while alpha's flood is still being worked through, a share of each minute at a time: units of it done (a
+    # diagnosis, or unknown_service for one whose attempts left the window as it moved on: on a loaded machine the
+    # first run's budget goes to finding the 20,001 services and the second's to beta first, 2026-11-30), some left
+    diagnose = [out["steps"]["diagnose"] for out in runs]
+    flooded = sum(sum(d["verdicts"].values()) for d in diagnose) - 1  # beta's one
     assert 0 < flooded < FLOOD and PendingDiagnosis.objects.filter(project=flooder).exists()
     # every step kept to its budget (so every run to their sum)
     for out in runs:
@@ -78,10 +83,8 @@ def test_a_flood_of_services_in_alpha_delays_none_of_betas_work(alpha, beta, ing
         for step, seconds in out["seconds"].items():
             assert seconds <= BUDGETS[step] + SLACK, (step, out["seconds"])
     # only new spans: the services were found once, by the first run; the rest waits, counted as deferred
-    diagnose = [out["steps"]["diagnose"] for out in runs]
     assert [d["found"] for d in diagnose] == [FLOOD + 1, 0, 0]
-    done = sum(sum(d["verdicts"].values()) for d in diagnose)
-    assert done + diagnose[-1]["deferred"] == FLOOD + 1
+    assert flooded + 1 + diagnose[-1]["deferred"] == FLOOD + 1
 
     # the backlog is bounded in time: once the flood's spans have left the recent window, what is left is dropped
     late = run(NOW + timedelta(minutes=80))["steps"]["diagnose"]
