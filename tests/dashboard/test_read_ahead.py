@@ -65,30 +65,34 @@ def _minute_job(project_id: int) -> None:
     materialize(project_id, now - timedelta(hours=2), now)
 
 
+def _nothing_read_unless_moved(since):
+    """One read-ahead pass, which reads nothing unless the clock's minute moved on since `since` (the minute before
+    the previous pass, or the view: that one read, or found kept, the window of that minute or a later one). A page's
+    window ends at the next minute, and when that moves the watched reads are read again for the new window, as they
+    should (under make test's load this test straddled minutes: once between the view and its first pass, once
+    between a pass and the next one's send). Returns the minute before this pass, for the next check."""
+    before = versions.next_minute()
+    read = ahead.read_ahead()
+    assert read == 0 or versions.next_minute() != since, (read, since)
+    return before
+
+
 @pytest.mark.django_db
 def test_after_new_spans_the_next_view_finds_its_numbers_read_ahead(members, ingest, clickhouse, ann_client,
                                                                    statements):
     _, alpha, key = members["ann"]
     _send(ingest, key, 3, 60)
-    # the page's window ends at the clock's next minute: when that moves, the watched reads are read again for the
-    # new window (as they should), so "nothing read" holds while the minute is the one before the previous pass (or
-    # the view): that pass read, or found kept, the window of that minute or a later one (under make test's load this
-    # test straddled minutes: once between the view and its first pass, once between a pass and the next one's send)
     minute = versions.next_minute()
     assert _attempts_shown(ann_client.get("/diagnosis/", QUERY).content.decode()) == 3
     watched = {w.name for w in versions.watched(ahead.WATCH_SECONDS)}
     assert {"services", "routes", "coverage", "diagnosis"} <= watched, watched
-    before = versions.next_minute()
-    assert ahead.read_ahead() == 0 or versions.next_minute() != minute  # all kept
+    minute = _nothing_read_unless_moved(minute)  # all kept
     _send(ingest, key, 2, 30)
-    minute, before = before, versions.next_minute()
-    assert ahead.read_ahead() == 0 or versions.next_minute() != minute  # not materialized yet: they would see the same
+    minute = _nothing_read_unless_moved(minute)  # not materialized yet: the reads would see what they saw
     _minute_job(alpha.pk)
-    before = versions.next_minute()
+    minute = versions.next_minute()
     assert ahead.read_ahead() >= 4  # each watched read, for the window with the new spans materialized
-    minute, before = before, versions.next_minute()
-    assert ahead.read_ahead() == 0 or versions.next_minute() != minute  # nothing changed since: nothing read
-    minute = before
+    minute = _nothing_read_unless_moved(minute)  # nothing changed since: nothing read
     statements.clear()
     body = ann_client.get("/diagnosis/", QUERY).content.decode()
     assert _attempts_shown(body) == 5
