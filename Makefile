@@ -54,7 +54,7 @@ endif
 
 # everything not marked slow (no simulator presets, servers, subprocesses or browser, nor the files of tests that take
 # 0.8 s or more each: tests/conftest.py SLOW_FILES): the inner loop; the fuzzing tests run 120 cases each here
-# (HYPOTHESIS_PROFILE=quick), 800 in make test
+# (HYPOTHESIS_PROFILE=quick), 400 in make test
 test-fast: venv
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-quick} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
 

@@ -22,22 +22,28 @@ class Deadline:
     """A run's time budget in seconds, on a monotonic clock (a fake one in tests).
 
     fits() allows the next unit while the time spent plus the mean unit so far stays within the budget, so a
-    run ends about when its budget does, not one long unit after it. None as seconds means no limit.
+    run ends about when its budget does, not one long unit after it. None as seconds means no limit. `last_start`
+    is the time spent when fits() last allowed a unit (None: none allowed), so a run's report can show that no
+    unit began past the budget, whatever the last one took.
     """
 
     def __init__(self, seconds: float | None, clock: Callable[[], float] = time.monotonic):
         self.seconds, self.clock = seconds, clock
         self.started = clock()
         self.units, self.unit_seconds = 0, 0.0
+        self.last_start: float | None = None
 
     def elapsed(self) -> float:
         return self.clock() - self.started
 
     def fits(self) -> bool:
-        if self.seconds is None:
-            return True
-        mean = self.unit_seconds / self.units if self.units else 0.0
-        return self.elapsed() + mean <= self.seconds
+        elapsed = self.elapsed()
+        if self.seconds is not None:
+            mean = self.unit_seconds / self.units if self.units else 0.0
+            if elapsed + mean > self.seconds:
+                return False
+        self.last_start = elapsed
+        return True
 
     def record(self, seconds: float) -> None:
         self.units += 1

@@ -48,12 +48,16 @@ class PipelineError(Exception):
 def run(now: datetime) -> dict:
     """Run every step at `now`, in order, each within its budget, whatever failed before it. Returns
     {"now": ISO, "steps": {name: the step's summary (with "deferred": units left for the next minute), or
-    {"error": "Type: message"}}, "seconds": {name: time taken}, "failed": [steps that raised or whose units did]}."""
-    out: dict = {"now": now.isoformat(), "steps": {}, "seconds": {}, "failed": []}
+    {"error": "Type: message"}}, "seconds": {name: time taken}, "units": {name: units begun}, "last_unit_began_s":
+    {name: the time the step had taken when it began its last unit (None: no unit)}, "failed": [steps that raised or
+    whose units did]}. A step takes longer than its budget by its last unit (and its search for work), never by a unit
+    begun after the budget: last_unit_began_s shows which."""
+    out: dict = {"now": now.isoformat(), "steps": {}, "seconds": {}, "units": {}, "last_unit_began_s": {}, "failed": []}
     for name, step in STEPS:
         began = time.monotonic()
+        deadline = step_deadline(name)
         try:
-            out["steps"][name] = summary = step(now, step_deadline(name))
+            out["steps"][name] = summary = step(now, deadline)
             if summary.get("errors"):
                 out["failed"].append(name)
         except SoftTimeLimitExceeded:
@@ -63,6 +67,8 @@ def run(now: datetime) -> dict:
             out["steps"][name] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
             out["failed"].append(name)
         out["seconds"][name] = round(time.monotonic() - began, 3)
+        out["units"][name] = deadline.units
+        out["last_unit_began_s"][name] = None if deadline.last_start is None else round(deadline.last_start, 3)
     log.info("minute pipeline at %s: %s", out["now"], ", ".join(
         f"{name} {seconds:.1f} s ({out['steps'][name].get('deferred', 0)} left)" for name, seconds in out["seconds"].items()))
     return out

@@ -36,10 +36,12 @@ class Case:
 
 
 def send_burst(endpoint: str, key: str, cases: list[Case], ends_before: timedelta = timedelta(minutes=3),
-               live_for: timedelta = timedelta(0), stop: threading.Event | None = None) -> list[threading.Thread]:
+               live_for: timedelta = timedelta(0), stop: threading.Event | None = None,
+               bytes_per_s: float | None = None) -> list[threading.Thread]:
     """Send every case's traffic as fast as the product takes it, its simulated time ending `ends_before` now (a
     live case's ending now, then going on in real time for `live_for` in a thread, returned; `stop` ends them
-    early). Fills case.injected with each incident's real onset and end."""
+    early). Fills case.injected with each incident's real onset and end. bytes_per_s: the past traffic's kept bodies
+    at that steady rate instead of the pace they were generated at (_send_past)."""
     now = time.time_ns()
     threads = []
     for case in cases:
@@ -60,7 +62,7 @@ def send_burst(endpoint: str, key: str, cases: list[Case], ends_before: timedelt
             threads.append(threading.Thread(target=run, daemon=True))
             threads[-1].start()
         else:
-            _send_past(endpoint, key, case, total, specs, base_ns)
+            _send_past(endpoint, key, case, total, specs, base_ns, bytes_per_s)
     return threads
 
 
@@ -85,12 +87,15 @@ class _Tee(SpanExporter):
         self.exporter.shutdown()
 
 
-def _send_past(endpoint: str, key: str, case: Case, total: float, specs: list, base_ns: int) -> None:
+def _send_past(endpoint: str, key: str, case: Case, total: float, specs: list, base_ns: int,
+               bytes_per_s: float | None = None) -> None:
     """A case's traffic, all past: the first time on this machine and code generated through the SDK's own Tracer
     and sent as it is made; after, its kept bodies (tests/simulated.py's traffic cache, timestamps moved to
-    base_ns) sent at the instants they were sent then. The pace is the SDK's: the bar (judged within 3 minutes) and
-    bench_detect's figures were measured at it (QuickTracer's faster burst left more to judge after it: 150-207 s
-    at load 2-3); only the generating's CPU (most of the test's own) is saved."""
+    base_ns) sent at the instants they were sent then, or at a steady bytes_per_s. The pace they were sent at is the
+    SDK's as generated then: bench_detect's figures were measured at it (QuickTracer's faster burst left more to judge
+    after it: 150-207 s at load 2-3), and it is as slow as the machine was busy when they were kept (245 s for the
+    as-run test's 137 MB kept during a cold make test, 2026-11-30, its `up` idle at a load of 0.5 sending them
+    alone); only the generating's CPU (most of the test's own) is saved."""
     made = []
 
     def make():
@@ -105,11 +110,13 @@ def _send_past(endpoint: str, key: str, case: Case, total: float, specs: list, b
                                    make)
     if made:
         return
-    began = time.monotonic()
+    began, sent = time.monotonic(), 0
     with requests.Session() as session:
         for body, offset in zip(bodies, offsets):
-            time.sleep(max(0.0, began + offset - time.monotonic()))
+            due = offset if bytes_per_s is None else sent / bytes_per_s
+            time.sleep(max(0.0, began + due - time.monotonic()))
             post_otlp(session, endpoint, key, body)
+            sent += len(body)
 
 
 def post_otlp(session: requests.Session, endpoint: str, key: str, body: bytes) -> None:

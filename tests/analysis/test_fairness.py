@@ -26,8 +26,11 @@ def test_round_robin_reads_a_queue_only_as_far_as_it_is_served():
 
 def test_no_unit_starts_once_the_next_would_not_fit():
     # clock reads: 0 start; 1 fits (1 + mean 0 <= 4.5); 2 began, 3 ended: 1 s a unit; 4 fits (4 + 1 > 4.5): stop
-    done = run_in_turns([iter(range(10))], lambda item: "done", Deadline(4.5, clock=Ticks()), "test")
+    deadline = Deadline(4.5, clock=Ticks())
+    done = run_in_turns([iter(range(10))], lambda item: "done", deadline, "test")
     assert (done.done, done.errors) == (1, 0)
+    assert (deadline.units, deadline.last_start) == (1, 1)  # the one unit began 1 s in; the refused one is not kept
+    assert Deadline(0, clock=Ticks()).last_start is None
     assert run_in_turns([iter(range(10))], lambda item: "done", Deadline(None), "test").done == 10
 
 
