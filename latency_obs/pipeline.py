@@ -48,7 +48,7 @@ class PipelineError(Exception):
 def run(now: datetime) -> dict:
     """Run every step at `now`, in order, each within its budget, whatever failed before it. Returns
     {"now": ISO, "steps": {name: the step's summary (with "deferred": units left for the next minute), or
-    {"error": "Type: message"}}, "seconds": {name: time taken}, "units": {name: units begun}, "last_unit_began_s":
+    {"error": "Type: message"}}, "seconds": {name: time taken}, "units": {name: units run}, "last_unit_began_s":
     {name: the time the step had taken when it began its last unit (None: no unit)}, "failed": [steps that raised or
     whose units did]}. A step takes longer than its budget by its last unit (and its search for work), never by a unit
     begun after the budget: last_unit_began_s shows which."""
