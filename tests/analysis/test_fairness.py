@@ -30,7 +30,8 @@ def test_no_unit_starts_once_the_next_would_not_fit():
     done = run_in_turns([iter(range(10))], lambda item: "done", deadline, "test")
     assert (done.done, done.errors) == (1, 0)
     assert (deadline.units, deadline.last_start) == (1, 1)  # the one unit began 1 s in; the refused one is not kept
-    assert Deadline(0, clock=Ticks()).last_start is None
+    refused = Deadline(0, clock=Ticks())
+    assert not refused.fits() and refused.last_start is None  # no unit allowed: none began
     assert run_in_turns([iter(range(10))], lambda item: "done", Deadline(None), "test").done == 10
 
 
